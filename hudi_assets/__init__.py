@@ -1,0 +1,1 @@
+"""Apache Hudi table maintenance outside the JVM."""

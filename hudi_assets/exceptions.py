@@ -1,0 +1,40 @@
+"""Domain errors. Every error names the table or file it concerns and what was wrong with it.
+
+The command line maps `HudiInputError` (bad input, refused table) to exit code 2 and any other
+`HudiAssetsError` (a failure while working) to exit code 1.
+"""
+
+from __future__ import annotations
+
+
+class HudiAssetsError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class HudiInputError(HudiAssetsError):
+    """The input is bad or refused: nothing was written or deleted."""
+
+
+class TableNotFoundError(HudiInputError):
+    """The base path does not exist or holds no `.hoodie/hoodie.properties`."""
+
+
+class UnsupportedTableError(HudiInputError):
+    """The table is of a version or kind we refuse to touch (for example table version 8)."""
+
+
+class CorruptFileError(HudiInputError):
+    """A file of the table cannot be decoded; `path` names it and `problem` says why."""
+
+    def __init__(self, path: str, problem: str):
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+class PathOutsideTableError(HudiInputError):
+    """A path resolves outside the table's base path; refused before any I/O."""
+
+
+class InvalidConfigError(HudiInputError):
+    """A configuration value is missing, malformed or contradicts another."""

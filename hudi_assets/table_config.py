@@ -1,0 +1,179 @@
+"""`.hoodie/hoodie.properties`: reading, validating and safely rewriting a table's config.
+
+Writes follow Hudi's `HoodieTableConfig.modify` protocol so that a crash at any step leaves a
+readable config: back up, remove, write the new file, then drop the backup. Readers fall back to
+the backup while the main file is missing or fails its checksum.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from hudi_assets.exceptions import CorruptFileError, TableNotFoundError, UnsupportedTableError
+from hudi_assets.properties import format_properties, parse_properties
+from hudi_assets.storage import Storage
+
+PROPERTIES_FILE = ".hoodie/hoodie.properties"
+BACKUP_FILE = ".hoodie/hoodie.properties.backup"
+SUPPORTED_TABLE_VERSIONS = (5, 6)
+
+COPY_ON_WRITE = "COPY_ON_WRITE"
+MERGE_ON_READ = "MERGE_ON_READ"
+
+
+def table_checksum(database: str, table: str) -> int:
+    """Hudi's `hoodie.table.checksum`: CRC32 of the UTF-8 text `<database>.<table>`."""
+    return zlib.crc32(f"{database}.{table}".encode())
+
+
+def _has_valid_checksum(props: Mapping[str, str]) -> bool:
+    stored = props.get("hoodie.table.checksum")
+    if stored is None or "hoodie.table.name" not in props:
+        return stored is None
+    return stored == str(table_checksum(props.get("hoodie.database.name", ""), props["hoodie.table.name"]))
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    """The table's properties, with typed access to the keys maintenance depends on."""
+
+    props: dict[str, str]
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.props.get(key, default)
+
+    @property
+    def name(self) -> str:
+        return self.props.get("hoodie.table.name", "")
+
+    @property
+    def database(self) -> str:
+        return self.props.get("hoodie.database.name", "")
+
+    @property
+    def table_type(self) -> str:
+        return self.props.get("hoodie.table.type", COPY_ON_WRITE).upper()
+
+    @property
+    def is_mor(self) -> bool:
+        return self.table_type == MERGE_ON_READ
+
+    @property
+    def table_version(self) -> int:
+        return int(self.props.get("hoodie.table.version", "0"))
+
+    @property
+    def timeline_layout_version(self) -> int:
+        return int(self.props.get("hoodie.timeline.layout.version", "0"))
+
+    @property
+    def archive_folder(self) -> str:
+        """Archive directory relative to the base path (Hudi: empty value means `.hoodie` itself)."""
+        folder = self.props.get("hoodie.archivelog.folder", "archived")
+        return f".hoodie/{folder}" if folder else ".hoodie"
+
+    @property
+    def partition_fields(self) -> list[str]:
+        value = self.props.get("hoodie.table.partition.fields", "")
+        return [f for f in value.split(",") if f]
+
+    @property
+    def is_partitioned(self) -> bool:
+        return bool(self.partition_fields)
+
+    @property
+    def hive_style_partitioning(self) -> bool:
+        return self.props.get("hoodie.datasource.write.hive_style_partitioning", "false") == "true"
+
+    @property
+    def base_file_format(self) -> str:
+        return self.props.get("hoodie.table.base.file.format", "PARQUET").upper()
+
+    @property
+    def base_file_extension(self) -> str:
+        return "." + self.base_file_format.lower()
+
+    @property
+    def metadata_partitions(self) -> list[str]:
+        value = self.props.get("hoodie.table.metadata.partitions", "")
+        return [p for p in value.split(",") if p]
+
+    @property
+    def has_metadata_table(self) -> bool:
+        return bool(self.metadata_partitions)
+
+    @property
+    def timeline_timezone(self) -> str:
+        return self.props.get("hoodie.table.timeline.timezone", "LOCAL").upper()
+
+    @property
+    def bootstrap_base_path(self) -> str | None:
+        return self.props.get("hoodie.bootstrap.base.path")
+
+    def check_supported(self, where: str) -> None:
+        """Refuse tables whose layout we do not implement (Hudi 1.x, pre-0.12)."""
+        version = self.table_version
+        if version not in SUPPORTED_TABLE_VERSIONS:
+            hint = " (Hudi 1.x; its timeline lives in .hoodie/timeline/)" if version >= 8 else ""
+            raise UnsupportedTableError(
+                f"{where}: table version {version}{hint} is not supported; "
+                f"hudi-assets handles table versions {', '.join(map(str, SUPPORTED_TABLE_VERSIONS))} "
+                "(Hudi 0.12-0.15)"
+            )
+        if self.timeline_layout_version not in (0, 1):
+            raise UnsupportedTableError(
+                f"{where}: timeline layout version {self.timeline_layout_version} is not supported"
+            )
+
+
+def _read_props(storage: Storage, rel: str) -> dict[str, str] | None:
+    if not storage.exists(rel):
+        return None
+    try:
+        text = storage.read(rel).decode("latin-1")
+    except OSError as exc:
+        raise CorruptFileError(storage.uri(rel), f"cannot be read: {exc}") from exc
+    return parse_properties(text)
+
+
+def load_table_config(storage: Storage) -> TableConfig:
+    """Read `hoodie.properties`, falling back to the backup as Hudi does after a torn rewrite."""
+    if not storage.exists(""):
+        raise TableNotFoundError(f"{storage.base_uri}: base path does not exist")
+    props = _read_props(storage, PROPERTIES_FILE)
+    if props is None or not _has_valid_checksum(props):
+        backup = _read_props(storage, BACKUP_FILE)
+        if backup is not None and _has_valid_checksum(backup):
+            props = backup
+    if props is None:
+        raise TableNotFoundError(
+            f"{storage.uri(PROPERTIES_FILE)}: missing; {storage.base_uri} is not a Hudi table"
+        )
+    if "hoodie.table.name" not in props:
+        raise CorruptFileError(storage.uri(PROPERTIES_FILE), "has no hoodie.table.name")
+    return TableConfig(props)
+
+
+def _render(props: Mapping[str, str]) -> bytes:
+    ordered = {k: v for k, v in props.items() if k != "hoodie.table.checksum"}
+    ordered["hoodie.table.checksum"] = str(
+        table_checksum(ordered.get("hoodie.database.name", ""), ordered["hoodie.table.name"])
+    )
+    now = datetime.now(UTC)
+    comments = [f"Properties saved on {now.isoformat().replace('+00:00', 'Z')}",
+                now.strftime("%a %b %d %H:%M:%S UTC %Y")]
+    return format_properties(ordered, comments).encode("latin-1", "backslashreplace")
+
+
+def write_table_config(storage: Storage, props: Mapping[str, str]) -> TableConfig:
+    """Write a table's config with a fresh checksum, crash-safely (backup, replace, drop backup)."""
+    if storage.exists(PROPERTIES_FILE):
+        current = _read_props(storage, PROPERTIES_FILE)
+        if current is not None and _has_valid_checksum(current):
+            storage.write(BACKUP_FILE, _render(current))
+    storage.write(PROPERTIES_FILE, _render(props))
+    storage.delete_many([BACKUP_FILE])
+    return load_table_config(storage)

@@ -1,0 +1,1 @@
+"""The timeline: instants, active and archived timelines, and instant metadata."""

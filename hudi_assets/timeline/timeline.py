@@ -1,0 +1,194 @@
+"""`Timeline`: an ordered, filterable view of instants; `ActiveTimeline`: the one in `.hoodie/`.
+
+The filters carry the names of the timelines Hudi's clean and archive code use, because picking
+the wrong one (all commits vs the table's completed commits, with or without compaction) is the
+most common way to diverge from Hudi's decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from hudi_assets.storage import FileStatus, Storage
+from hudi_assets.timeline.instant import (
+    CLEAN,
+    COMMIT,
+    COMPACTION,
+    DELTA_COMMIT,
+    LOG_COMPACTION,
+    REPLACE_COMMIT,
+    RESTORE,
+    ROLLBACK,
+    SAVEPOINT,
+    Instant,
+)
+
+COMMIT_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT})
+"""COMMITS(all): every action that writes data, except table services in their pending form."""
+WRITE_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, COMPACTION, LOG_COMPACTION, REPLACE_COMMIT})
+
+METAFOLDER = ".hoodie"
+
+
+class Timeline:
+    """Instants in Hudi's order; every filter returns a new `Timeline`."""
+
+    def __init__(self, instants: Iterable[Instant]):
+        self.instants: list[Instant] = sorted(instants, key=lambda i: i.sort_key)
+
+    def __iter__(self) -> Iterator[Instant]:
+        return iter(self.instants)
+
+    def __len__(self) -> int:
+        return len(self.instants)
+
+    def __bool__(self) -> bool:
+        return bool(self.instants)
+
+    def __repr__(self) -> str:
+        return f"Timeline({', '.join(map(str, self.instants))})"
+
+    # --------------------------------------------------------------- access
+    def first(self) -> Instant | None:
+        return self.instants[0] if self.instants else None
+
+    def last(self) -> Instant | None:
+        return self.instants[-1] if self.instants else None
+
+    @property
+    def timestamps(self) -> list[str]:
+        return [i.timestamp for i in self.instants]
+
+    def contains_timestamp(self, ts: str) -> bool:
+        return any(i.timestamp == ts for i in self.instants)
+
+    def get(self, ts: str, action: str | None = None) -> Instant | None:
+        for instant in self.instants:
+            if instant.timestamp == ts and (action is None or instant.comparable_action == action):
+                return instant
+        return None
+
+    def is_before_timeline_starts(self, ts: str) -> bool:
+        """Hudi's `isBeforeTimelineStarts`: `ts` precedes the first instant of this timeline."""
+        first = self.first()
+        return first is not None and ts < first.timestamp
+
+    # -------------------------------------------------------------- filters
+    def filter(self, predicate: Callable[[Instant], bool]) -> Timeline:
+        return Timeline(i for i in self.instants if predicate(i))
+
+    def filter_actions(self, actions: Iterable[str]) -> Timeline:
+        wanted = frozenset(actions)
+        return self.filter(lambda i: i.action in wanted)
+
+    def filter_completed(self) -> Timeline:
+        return self.filter(lambda i: i.is_completed)
+
+    def filter_pending(self) -> Timeline:
+        """Requested or inflight instants (Hudi's `filterInflightsAndRequested`)."""
+        return self.filter(lambda i: not i.is_completed)
+
+    def filter_inflight(self) -> Timeline:
+        return self.filter(lambda i: i.is_inflight)
+
+    def before(self, ts: str) -> Timeline:
+        return self.filter(lambda i: i.timestamp < ts)
+
+    def at_or_after(self, ts: str) -> Timeline:
+        return self.filter(lambda i: i.timestamp >= ts)
+
+    def between(self, start_inclusive: str, end_exclusive: str) -> Timeline:
+        return self.filter(lambda i: start_inclusive <= i.timestamp < end_exclusive)
+
+    # ------------------------------------------------- Hudi's named timelines
+    def commits_timeline(self) -> Timeline:
+        """COMMITS(all): commit, deltacommit, replacecommit in any state."""
+        return self.filter_actions(COMMIT_ACTIONS)
+
+    def commits_and_compaction_timeline(self) -> Timeline:
+        """COMMITS+COMPACTION: what the cleaner derives the earliest commit to retain from."""
+        return self.filter_actions(COMMIT_ACTIONS | {COMPACTION})
+
+    def write_timeline(self) -> Timeline:
+        """WRITE: every data-writing action including table services, any state."""
+        return self.filter_actions(WRITE_ACTIONS)
+
+    def completed_commits_timeline(self, is_mor: bool) -> Timeline:
+        """TABLE-COMMITS: `table.getCompletedCommitsTimeline()`, which depends on the table type."""
+        actions = COMMIT_ACTIONS if is_mor else COMMIT_ACTIONS - {DELTA_COMMIT}
+        return self.filter_actions(actions).filter_completed()
+
+    def clean_timeline(self) -> Timeline:
+        return self.filter_actions({CLEAN})
+
+    def rollback_timeline(self) -> Timeline:
+        return self.filter_actions({ROLLBACK})
+
+    def restore_timeline(self) -> Timeline:
+        return self.filter_actions({RESTORE})
+
+    def savepoint_timeline(self) -> Timeline:
+        """Completed savepoints (an inflight savepoint protects nothing)."""
+        return self.filter_actions({SAVEPOINT}).filter_completed()
+
+    def pending_compaction_timeline(self) -> Timeline:
+        return self.filter_actions({COMPACTION}).filter_pending()
+
+    def pending_log_compaction_timeline(self) -> Timeline:
+        return self.filter_actions({LOG_COMPACTION}).filter_pending()
+
+    def pending_replace_timeline(self) -> Timeline:
+        """Requested/inflight replacecommits: clustering or insert_overwrite in progress."""
+        return self.filter_actions({REPLACE_COMMIT}).filter_pending()
+
+    def pending_writes_timeline(self) -> Timeline:
+        """Requested/inflight commits and deltacommits: running or failed writers."""
+        return self.filter_actions({COMMIT, DELTA_COMMIT}).filter_pending()
+
+
+class ActiveTimeline(Timeline):
+    """The active timeline of a table, built from one listing of `.hoodie/`.
+
+    `instants` holds each instant once, in its highest state; `state_files` keeps every state file
+    that is present (the raw timeline the archiver works on) with its size and modification time.
+    """
+
+    def __init__(self, storage: Storage, state_files: dict[Instant, FileStatus]):
+        self.storage = storage
+        self.state_files = state_files
+        latest: dict[tuple[str, str], Instant] = {}
+        for instant in state_files:
+            key = (instant.timestamp, instant.comparable_action)
+            held = latest.get(key)
+            if held is None or held.state.value < instant.state.value:
+                latest[key] = instant
+        super().__init__(latest.values())
+
+    @classmethod
+    def load(cls, storage: Storage) -> ActiveTimeline:
+        state_files: dict[Instant, FileStatus] = {}
+        for status in storage.list(METAFOLDER):
+            if status.is_dir:
+                continue
+            instant = Instant.parse_file_name(status.name)
+            if instant is not None:
+                state_files[instant] = status
+        return cls(storage, state_files)
+
+    def reload(self) -> ActiveTimeline:
+        return ActiveTimeline.load(self.storage)
+
+    @property
+    def raw_instants(self) -> list[Instant]:
+        """Every state file as its own instant, in Hudi's order (the archiver's raw timeline)."""
+        return sorted(self.state_files, key=lambda i: i.sort_key)
+
+    def state_file_path(self, instant: Instant) -> str:
+        return f"{METAFOLDER}/{instant.file_name}"
+
+    def has_state_file(self, instant: Instant) -> bool:
+        return instant in self.state_files
+
+    def read_details(self, instant: Instant) -> bytes:
+        """The bytes of an instant's state file (Hudi's `getInstantDetails`)."""
+        return self.storage.read(self.state_file_path(instant))

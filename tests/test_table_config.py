@@ -1,0 +1,59 @@
+"""hoodie.properties: Java properties escaping, checksums, backups, and refusal of other versions."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import params_or_skip, table_zips
+
+from hudi_assets.exceptions import TableNotFoundError, UnsupportedTableError
+from hudi_assets.properties import format_properties, parse_properties
+from hudi_assets.storage import Storage
+from hudi_assets.table import HoodieTable
+from hudi_assets.table_config import BACKUP_FILE, PROPERTIES_FILE, load_table_config, table_checksum, write_table_config
+
+
+def test_java_properties_escapes_round_trip():
+    text = "# c\n! c2\nk1=a\\:b\nk2 : v2\nk3 v3\n  k4=multi \\\n   line\nk\\ 5=\\u00e9\\t\n"
+    props = parse_properties(text)
+    assert props == {"k1": "a:b", "k2": "v2", "k3": "v3", "k4": "multi line", "k 5": "é\t"}
+    assert parse_properties(format_properties(props)) == props
+    assert "k1=a\\:b" in format_properties(props)
+
+
+@pytest.mark.parametrize("name", params_or_skip(table_zips(6), "v6 tables"))
+def test_real_v6_configs_load_with_valid_checksum(real_tables, name):
+    storage = Storage(str(real_tables[name]))
+    config = load_table_config(storage)
+    assert config.table_version == 6
+    assert config.get("hoodie.table.checksum") == str(table_checksum(config.database, config.name))
+    assert config.table_type in ("COPY_ON_WRITE", "MERGE_ON_READ")
+
+
+@pytest.mark.parametrize("name", params_or_skip(table_zips(8), "v8 tables"))
+def test_v8_tables_are_refused_naming_the_version(real_tables, name, tmp_path):
+    base = real_tables[name]
+    before = sorted(p.relative_to(base) for p in base.rglob("*"))
+    with pytest.raises(UnsupportedTableError, match="table version 8"):
+        HoodieTable(str(base))
+    assert sorted(p.relative_to(base) for p in base.rglob("*")) == before
+
+
+def test_rewrite_keeps_checksum_and_recovers_from_backup(tmp_path):
+    storage = Storage(str(tmp_path))
+    config = write_table_config(storage, {"hoodie.table.name": "t", "hoodie.database.name": "db",
+                                          "hoodie.table.version": "6", "hoodie.table.create.schema": '{"a":1}'})
+    assert config.get("hoodie.table.checksum") == str(table_checksum("db", "t"))
+    assert config.get("hoodie.table.create.schema") == '{"a":1}'
+    assert not storage.exists(BACKUP_FILE)
+    # A crash between "backup written" and "new file written": readers take the backup.
+    storage.write(BACKUP_FILE, storage.read(PROPERTIES_FILE))
+    storage.delete_many([PROPERTIES_FILE])
+    assert load_table_config(storage).name == "t"
+
+
+def test_missing_table_and_missing_properties(tmp_path):
+    with pytest.raises(TableNotFoundError, match="does not exist"):
+        HoodieTable(str(tmp_path / "nope"))
+    (tmp_path / ".hoodie").mkdir()
+    with pytest.raises(TableNotFoundError, match="hoodie.properties: missing"):
+        HoodieTable(str(tmp_path))
