@@ -1,0 +1,65 @@
+"""Instant file names of layout v1: every action and state, and the irregular ones."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hudi_assets.exceptions import CorruptFileError
+from hudi_assets.timeline.instant import ACTIONS, SAVEPOINT, Instant, State
+
+T = "20240101120000123"
+
+
+@pytest.mark.parametrize(
+    ("name", "action", "state"),
+    [
+        (f"{T}.commit", "commit", State.COMPLETED),
+        (f"{T}.inflight", "commit", State.INFLIGHT),
+        (f"{T}.commit.requested", "commit", State.REQUESTED),
+        (f"{T}.deltacommit.inflight", "deltacommit", State.INFLIGHT),
+        (f"{T}.compaction.requested", "compaction", State.REQUESTED),
+        (f"{T}.compaction.inflight", "compaction", State.INFLIGHT),
+        (f"{T}.logcompaction.requested", "logcompaction", State.REQUESTED),
+        (f"{T}.savepoint.inflight", "savepoint", State.INFLIGHT),
+        (f"{T}.clean", "clean", State.COMPLETED),
+        (f"{T}.replacecommit.requested", "replacecommit", State.REQUESTED),
+        (f"{T}.rollback", "rollback", State.COMPLETED),
+        (f"{T}.indexing.inflight", "indexing", State.INFLIGHT),
+        ("00000000000000.deltacommit", "deltacommit", State.COMPLETED),
+    ],
+)
+def test_parse_and_format(name, action, state):
+    instant = Instant.parse_file_name(name)
+    assert instant == Instant(name.split(".")[0], action, state)
+    assert instant.file_name == name
+
+
+def test_compaction_completes_as_commit():
+    done = Instant(T, "compaction", State.REQUESTED).with_state(State.COMPLETED)
+    assert done == Instant(T, "commit") and done.file_name == f"{T}.commit"
+    assert Instant(T, "logcompaction").with_state(State.COMPLETED).file_name == f"{T}.deltacommit"
+    # A compaction sorts with commits at the same time, before the completed state.
+    assert Instant(T, "compaction", State.INFLIGHT) < Instant(T, "commit")
+
+
+@pytest.mark.parametrize("name", ["hoodie.properties", ".aux", "archived", "20240101.commit.crc.x", "x.commit"])
+def test_non_instant_files_are_ignored(name):
+    assert Instant.parse_file_name(name) is None
+
+
+@pytest.mark.parametrize("name", [f"{T}.frobnicate", f"{T}.commit.bogus", f"{T}.compaction",
+                                  f"{T}.savepoint.requested"])
+def test_unknown_actions_and_states_are_errors_naming_the_file(name):
+    with pytest.raises(CorruptFileError, match=name.replace(".", r"\.")):
+        Instant.parse_file_name(name)
+
+
+@given(st.from_regex(r"\A[0-9]{17}\Z"), st.sampled_from(ACTIONS), st.sampled_from(list(State)))
+def test_round_trip_every_action_and_state(ts, action, state):
+    if action == SAVEPOINT and state is State.REQUESTED:
+        return
+    instant = Instant(ts, action, state)
+    parsed = Instant.parse_file_name(instant.file_name)
+    assert parsed == instant.with_state(state) if state is State.COMPLETED else parsed == instant
