@@ -1,0 +1,57 @@
+"""The same table operations against S3 (a moto server on 127.0.0.1, started by the test)."""
+
+from __future__ import annotations
+
+import pyarrow.fs as pafs
+import pytest
+from s3_server import moto_s3, upload_tree
+
+from hudi_assets.exceptions import PathOutsideTableError, UnsupportedTableError
+from hudi_assets.storage import Storage
+from hudi_assets.table import HoodieTable
+
+pytestmark = pytest.mark.s3
+
+REPLACE_TABLE = "sample_table__cow__v6_simplekeygen_nonhivestyle_overwritetable"
+V8_TABLE = "sample_table__cow__v8_nonpartitioned"
+
+
+@pytest.fixture(scope="module")
+def s3():
+    with moto_s3() as options:
+        yield options
+
+
+def test_storage_operations_and_confinement_on_s3(s3):
+    pafs.S3FileSystem(**s3, allow_bucket_creation=True).create_dir("confine")
+    storage = Storage("s3://confine/tables/t1", s3)
+    storage.write("p/a", b"abc")
+    assert storage.create_if_absent(".hoodie/1.commit", b"x")
+    assert not storage.create_if_absent(".hoodie/1.commit", b"y")
+    assert storage.read(".hoodie/1.commit") == b"x"
+    assert {s.path: s.size for s in storage.list("p")} == {"p/a": 3}
+    assert storage.relativize("s3a://confine/tables/t1/p/a") == "p/a"
+    for bad in ("s3://other-bucket/tables/t1/p/a", "s3://confine/tables/t10/x", "../t2/x"):
+        with pytest.raises(PathOutsideTableError):
+            storage.delete_many(["p/a", bad])
+    assert storage.exists("p/a")
+    result = storage.delete_many(["p/a", "p/never"])
+    assert result.deleted == ["p/a"] and not storage.exists("p/a")
+
+
+def test_real_table_timeline_on_s3_matches_local(s3, real_tables):
+    if REPLACE_TABLE not in real_tables:
+        pytest.skip("../shared is absent")
+    local = HoodieTable(str(real_tables[REPLACE_TABLE]))
+    uri = upload_tree(s3, real_tables[REPLACE_TABLE], "tables", REPLACE_TABLE)
+    remote = HoodieTable(uri, s3)
+    assert [str(i) for i in remote.active_timeline] == [str(i) for i in local.active_timeline]
+    assert remote.config.props == local.config.props
+
+
+def test_v8_table_on_s3_is_refused(s3, real_tables):
+    if V8_TABLE not in real_tables:
+        pytest.skip("../shared is absent")
+    uri = upload_tree(s3, real_tables[V8_TABLE], "tables", V8_TABLE)
+    with pytest.raises(UnsupportedTableError, match="table version 8"):
+        HoodieTable(uri, s3)
