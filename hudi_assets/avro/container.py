@@ -1,0 +1,115 @@
+"""Avro object container files holding one timeline record (`.clean.requested`, `.rollback`, ...).
+
+Hudi writes them with `TimelineMetadataUtils.serializeAvroMetadata` (Java `DataFileWriter`): null codec,
+a header whose metadata holds only `avro.schema`, one data block with exactly one record. We write the
+same layout, and the same schema text (see `java_schema_json`), so only the random sync marker differs.
+Hudi reads them with its compiled class as reader schema; we read with ours, so files written by other
+Hudi versions resolve the same way (unknown writer fields skipped, missing ones defaulted).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+import fastavro
+from fastavro.read import SchemaResolutionError
+
+from hudi_assets.avro.schemas import SCHEMAS, java_schema_json, parsed
+from hudi_assets.exceptions import CorruptFileError
+
+MAGIC = b"Obj\x01"
+_MAX_DETAIL = 300
+
+
+def _long(value: int) -> bytes:
+    """Avro zig-zag varint of a non-negative int."""
+    value <<= 1
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _bytes(value: bytes) -> bytes:
+    return _long(len(value)) + value
+
+
+def serialize_metadata(schema_name: str, record: dict[str, Any]) -> bytes:
+    """Encode `record` as a container file exactly as Hudi's Java writer lays it out.
+
+    Fields missing from `record` take their schema default; a record that does not fit the schema,
+    including one with a field the schema lacks (a typo would otherwise vanish silently), raises
+    ValueError: a bug of ours, not a bad table.
+    """
+    body = io.BytesIO()
+    try:
+        fastavro.schemaless_writer(body, parsed(schema_name), record, strict_allow_default=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"record does not fit {schema_name}: {exc}") from exc
+    sync = os.urandom(16)
+    schema_entry = _bytes(b"avro.schema") + _bytes(java_schema_json(schema_name).encode())
+    header = MAGIC + _long(1) + schema_entry + _long(0) + sync  # metadata map: one entry, then end
+    return header + _long(1) + _bytes(body.getvalue()) + sync  # one block: count, size + data, sync
+
+
+def _open(data: bytes, path: str, reader_schema: dict[str, Any] | None) -> fastavro.reader:
+    if not data.startswith(MAGIC):
+        size = "empty file" if not data else f"{len(data)} bytes without the 'Obj\\x01' magic"
+        raise CorruptFileError(path, f"not an Avro container file ({size})")
+    try:
+        return fastavro.reader(io.BytesIO(data), reader_schema=reader_schema)
+    except Exception as exc:  # fastavro raises many kinds on garbage; all mean the same to us
+        raise CorruptFileError(path, f"unreadable Avro container header: {_detail(exc)}") from exc
+
+
+def _detail(exc: Exception) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "..."
+
+
+def _writer_name(reader: fastavro.reader) -> str:
+    schema = reader.writer_schema
+    name = schema.get("name", schema.get("type")) if isinstance(schema, dict) else schema
+    return str(name).rsplit(".", 1)[-1]
+
+
+def _single_record(reader: fastavro.reader, name: str, path: str) -> dict[str, Any]:
+    try:
+        records = list(reader)
+    except SchemaResolutionError as exc:
+        raise CorruptFileError(path, f"record does not match {name}: {_detail(exc)}") from exc
+    except Exception as exc:  # truncated or garbled block: fastavro's exception kind varies
+        raise CorruptFileError(path, f"corrupt or truncated {name} data block: {_detail(exc)}") from exc
+    if len(records) != 1:
+        raise CorruptFileError(path, f"expected exactly one {name} record, found {len(records)}")
+    return records[0]
+
+
+def deserialize_metadata(data: bytes, schema_name: str, path: str) -> dict[str, Any]:
+    """Decode the single `schema_name` record of a container file; `path` only names it in errors.
+
+    Raises CorruptFileError for anything Hudi could not read either: no container, truncation, a
+    different record type, zero or several records.
+    """
+    reader = _open(data, path, parsed(schema_name))
+    found = _writer_name(reader)
+    if found != schema_name:
+        raise CorruptFileError(path, f"expected a {schema_name} record, found {found}")
+    return _single_record(reader, schema_name, path)
+
+
+def deserialize_any(data: bytes, path: str) -> tuple[str, dict[str, Any]]:
+    """Decode a container file of unknown type: (short record name, record).
+
+    Known record types are read with our schema, so the record has our field set; others with the
+    writer's schema.
+    """
+    reader = _open(data, path, None)
+    name = _writer_name(reader)
+    if name in SCHEMAS:
+        reader = _open(data, path, parsed(name))
+    return name, _single_record(reader, name, path)

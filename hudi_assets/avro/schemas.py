@@ -1,0 +1,398 @@
+"""Avro schemas of Hudi's timeline metadata records, as shipped in Hudi 0.14/0.15 (table version 6).
+
+They are our own copies of `hudi-common/src/main/avro/*.avsc` (field names, types, defaults and order
+identical), so that nothing is loaded from outside the package at run time. Each record is defined once
+below, nested record types referenced by name; `SCHEMAS` holds, for every record, a standalone schema
+in which each nested named type is inlined at its first use (fastavro, like Java, needs exactly one
+definition per named type in a parsed schema).
+
+`java_schema_json` renders a schema as the text Java `Schema.toString()` writes into the header of a
+container file (with the `avro.java.string` properties of Hudi's generated classes), so that our files
+carry the same schema text as Hudi's own.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import fastavro
+
+NAMESPACE = "org.apache.hudi.avro.model"
+
+_REQUIRED = object()
+_RESERVED = frozenset({"type", "name", "namespace", "doc", "fields", "items", "values", "aliases"})
+
+
+def _field(name: str, type_: Any, default: Any = _REQUIRED, doc: str | None = None) -> dict[str, Any]:
+    field: dict[str, Any] = {"name": name, "type": type_}
+    if doc is not None:
+        field["doc"] = doc
+    if default is not _REQUIRED:
+        field["default"] = default
+    return field
+
+
+def _optional(name: str, type_: Any, doc: str | None = None) -> dict[str, Any]:
+    """The ubiquitous `["null", T]` field with default null."""
+    return _field(name, ["null", type_], None, doc)
+
+
+def _optionals(type_: Any, *names: str) -> list[dict[str, Any]]:
+    return [_optional(name, type_) for name in names]
+
+
+def _version() -> dict[str, Any]:
+    return _field("version", ["int", "null"], 1)
+
+
+def _array(items: Any, **props: Any) -> dict[str, Any]:
+    return {"type": "array", "items": items, **props}
+
+
+def _map(values: Any, **props: Any) -> dict[str, Any]:
+    return {"type": "map", "values": values, **props}
+
+
+def _record(name: str, *fields: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "record", "name": name, "fields": list(fields)}
+
+
+_STRINGS = _array("string")
+_COMPACTION_LONGS = ("totalLogRecords", "totalLogFiles", "totalUpdatedRecordsCompacted")
+_INDEX_DOC = "This field replaces the field filesToBeDeletedPerPartition"  # sic, as in Hudi's .avsc
+
+_DEFINITIONS: list[dict[str, Any]] = [
+    # Cleaning
+    _record(
+        "HoodieActionInstant",
+        _field("timestamp", "string"),
+        _field("action", "string"),
+        _field("state", "string"),
+    ),
+    _record(
+        "HoodieCleanFileInfo",
+        _optional("filePath", "string"),
+        _optional("isBootstrapBaseFile", "boolean"),
+    ),
+    _record(
+        "HoodieCleanerPlan",
+        _optional("earliestInstantToRetain", "HoodieActionInstant"),
+        _field("lastCompletedCommitTimestamp", "string", ""),
+        _field("policy", "string"),
+        _optional("filesToBeDeletedPerPartition", _map(_STRINGS)),
+        _version(),
+        _optional(
+            "filePathsToBeDeletedPerPartition",
+            _map(_array("HoodieCleanFileInfo")),
+            doc="This field replaces the field filesToBeDeletedPerPartition",
+        ),
+        _optional("partitionsToBeDeleted", _STRINGS, doc="partitions to be deleted"),
+        _optional("extraMetadata", _map("string", default=None)),
+    ),
+    _record(
+        "HoodieCleanPartitionMetadata",
+        _field("partitionPath", "string"),
+        _field("policy", "string"),
+        _field("deletePathPatterns", _STRINGS),
+        _field("successDeleteFiles", _STRINGS),
+        _field("failedDeleteFiles", _STRINGS),
+        _optional("isPartitionDeleted", "boolean"),
+    ),
+    _record(
+        "HoodieCleanMetadata",
+        _field("startCleanTime", "string"),
+        _field("timeTakenInMillis", "long"),
+        _field("totalFilesDeleted", "int"),
+        _field("earliestCommitToRetain", "string"),
+        _field("lastCompletedCommitTimestamp", "string", ""),
+        _field("partitionMetadata", _map("HoodieCleanPartitionMetadata")),
+        _version(),
+        _optional("bootstrapPartitionMetadata", _map("HoodieCleanPartitionMetadata", default=None)),
+        _optional("extraMetadata", _map("string", default=None)),
+    ),
+    # Savepoint
+    _record(
+        "HoodieSavepointPartitionMetadata",
+        _field("partitionPath", "string"),
+        _field("savepointDataFile", _STRINGS),
+    ),
+    _record(
+        "HoodieSavepointMetadata",
+        _field("savepointedBy", "string"),
+        _field("savepointedAt", "long"),
+        _field("comments", "string"),
+        _field("partitionMetadata", _map("HoodieSavepointPartitionMetadata")),
+        _version(),
+    ),
+    # Rollback and restore
+    _record("HoodieInstantInfo", _field("commitTime", "string"), _field("action", "string")),
+    _record(
+        "HoodieRollbackRequest",
+        _field("partitionPath", "string"),
+        _optional("fileId", "string"),
+        _optional("latestBaseInstant", "string"),
+        _field("filesToBeDeleted", _array("string", default=[]), []),
+        _optional("logBlocksToBeDeleted", _map("long")),
+    ),
+    _record(
+        "HoodieRollbackPlan",
+        _optional("instantToRollback", "HoodieInstantInfo", "Hoodie instant that needs to be rolled back"),
+        _optional("RollbackRequests", _array("HoodieRollbackRequest")),
+        _version(),
+    ),
+    _record(
+        "HoodieRollbackPartitionMetadata",
+        _field("partitionPath", "string"),
+        _field("successDeleteFiles", _STRINGS),
+        _field("failedDeleteFiles", _STRINGS),
+        _optional("rollbackLogFiles", _map("long")),
+        _optional("logFilesFromFailedCommit", _map("long")),
+    ),
+    _record(
+        "HoodieRollbackMetadata",
+        _field("startRollbackTime", "string"),
+        _field("timeTakenInMillis", "long"),
+        _field("totalFilesDeleted", "int"),
+        _field("commitsRollback", _STRINGS),
+        _field("partitionMetadata", _map("HoodieRollbackPartitionMetadata")),
+        _version(),
+        _field("instantsRollback", _array("HoodieInstantInfo", default=[]), []),
+    ),
+    _record(
+        "HoodieRestorePlan",
+        _field("instantsToRollback", _array("HoodieInstantInfo", default=None), []),
+        _version(),
+    ),
+    _record(
+        "HoodieRestoreMetadata",
+        _field("startRestoreTime", "string"),
+        _field("timeTakenInMillis", "long"),
+        _field("instantsToRollback", _STRINGS),
+        _field("hoodieRestoreMetadata", _map(_array(["null", "HoodieRollbackMetadata"], default=None))),
+        _version(),
+        _field("restoreInstantInfo", _array("HoodieInstantInfo", default=None), []),
+    ),
+    # Compaction
+    _record(
+        "HoodieCompactionOperation",
+        _field("baseInstantTime", ["null", "string"]),
+        _optional("deltaFilePaths", _STRINGS),
+        _optional("dataFilePath", "string"),
+        _field("fileId", ["null", "string"]),
+        _optional("partitionPath", "string"),
+        _optional("metrics", _map("double")),
+        _optional("bootstrapFilePath", "string"),
+    ),
+    _record(
+        "HoodieCompactionStrategy",
+        _optional(
+            "compactorClassName",
+            "string",
+            doc="The class name that is provided here should extend CompactionExecutionStrategy abstract "
+            "class, idea is that the plan generator will also provide the execution strategy to use.",
+        ),
+        _optional(
+            "strategyParams",
+            _map("string"),
+            doc="These parameters play a key role in determining which action type it is i.e. compaction "
+            "or logcompaction and it will also include configs that determine how compaction needs to be "
+            "executed.",
+        ),
+        _version(),
+    ),
+    _record(
+        "HoodieCompactionPlan",
+        _optional("operations", _array("HoodieCompactionOperation")),
+        _optional("extraMetadata", _map("string")),
+        _version(),
+        _optional("strategy", "HoodieCompactionStrategy"),
+        _field("preserveHoodieMetadata", ["boolean", "null"], False),
+    ),
+    # Clustering and replace
+    _record(
+        "HoodieSliceInfo",
+        _optional("dataFilePath", "string"),
+        _optional("deltaFilePaths", _STRINGS),
+        _field("fileId", ["null", "string"]),
+        _optional("partitionPath", "string"),
+        _optional("bootstrapFilePath", "string"),
+        _version(),
+    ),
+    _record(
+        "HoodieClusteringGroup",
+        _optional("slices", _array("HoodieSliceInfo")),
+        _optional("metrics", _map("double")),
+        _field("numOutputFileGroups", ["int", "null"], 1),
+        _optional("extraMetadata", _map("string")),
+        _version(),
+    ),
+    _record(
+        "HoodieClusteringStrategy",
+        _optional("strategyClassName", "string"),
+        _optional("strategyParams", _map("string")),
+        _version(),
+    ),
+    _record(
+        "HoodieClusteringPlan",
+        _optional("inputGroups", _array("HoodieClusteringGroup")),
+        _optional("strategy", "HoodieClusteringStrategy"),
+        _optional("extraMetadata", _map("string")),
+        _version(),
+        _optional("preserveHoodieMetadata", "boolean"),
+    ),
+    _record(
+        "HoodieRequestedReplaceMetadata",
+        _optional("operationType", "string"),
+        _optional("clusteringPlan", "HoodieClusteringPlan"),
+        _optional("extraMetadata", _map("string")),
+        _version(),
+    ),
+    # Commits (as converted from their JSON form when archived)
+    _record(
+        "HoodieWriteStat",
+        *_optionals("string", "fileId", "path", "prevCommit"),
+        *_optionals("long", "numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes"),
+        *_optionals("long", "totalWriteErrors"),
+        _optional("partitionPath", "string"),
+        *_optionals("long", *_COMPACTION_LONGS, "numInserts", "totalLogBlocks", "totalCorruptLogBlock"),
+        *_optionals("long", "totalRollbackBlocks", "fileSizeInBytes"),
+    ),
+    _record(
+        "HoodieCommitMetadata",
+        _optional("partitionToWriteStats", _map(_array("HoodieWriteStat"))),
+        _optional("extraMetadata", _map("string", default=None)),
+        _version(),
+        _optional("operationType", "string"),
+    ),
+    _record(
+        "HoodieReplaceCommitMetadata",
+        _optional("partitionToWriteStats", _map(_array("HoodieWriteStat"))),
+        _optional("extraMetadata", _map("string")),
+        _version(),
+        _optional("operationType", "string"),
+        _optional("partitionToReplaceFileIds", _map(_STRINGS)),
+    ),
+    _record(
+        "HoodieCompactionWriteStat",
+        _optional("partitionPath", "string"),
+        *_optionals("long", *_COMPACTION_LONGS),
+        _optional("hoodieWriteStat", "HoodieWriteStat"),
+    ),
+    _record(  # deprecated, still a member of HoodieArchivedMetaEntry
+        "HoodieCompactionMetadata",
+        _field("partitionToCompactionWriteStats", ["null", _map(_array("HoodieCompactionWriteStat"))]),
+    ),
+    # Indexing
+    _record(
+        "HoodieIndexPartitionInfo",
+        _version(),
+        _optional("metadataPartitionPath", "string"),
+        _optional("indexUptoInstant", "string"),
+        _optional("extraMetadata", _map("string")),
+    ),
+    _record(
+        "HoodieIndexCommitMetadata",
+        _field("version", ["int", "null"], 1, doc=_INDEX_DOC),
+        _optional("operationType", "string", doc=_INDEX_DOC),
+        _optional(
+            "indexPartitionInfos",
+            _array("HoodieIndexPartitionInfo"),
+            doc="This field contains the info for each partition that got indexed",
+        ),
+    ),
+    # Archived timeline
+    _record(
+        "HoodieMergeArchiveFilePlan",
+        _version(),
+        _optional("candidate", _STRINGS),
+        _optional("mergedArchiveFileName", "string"),
+    ),
+    _record(
+        "HoodieArchivedMetaEntry",
+        _optional("hoodieCommitMetadata", "HoodieCommitMetadata"),
+        _optional("hoodieCleanMetadata", "HoodieCleanMetadata"),
+        _optional("hoodieCompactionMetadata", "HoodieCompactionMetadata"),
+        _optional("hoodieRollbackMetadata", "HoodieRollbackMetadata"),
+        _optional("hoodieSavePointMetadata", "HoodieSavepointMetadata"),
+        _optional("commitTime", "string"),
+        _optional("actionType", "string"),
+        _version(),
+        _optional("hoodieCompactionPlan", "HoodieCompactionPlan"),
+        _optional("hoodieCleanerPlan", "HoodieCleanerPlan"),
+        _optional("actionState", "string"),
+        _optional("hoodieReplaceCommitMetadata", "HoodieReplaceCommitMetadata"),
+        _optional("hoodieRequestedReplaceMetadata", "HoodieRequestedReplaceMetadata"),
+        _optional("HoodieInflightReplaceMetadata", "HoodieCommitMetadata"),
+        _optional("hoodieIndexCommitMetadata", "HoodieIndexCommitMetadata"),
+        _optional("stateTransitionTime", "string"),
+    ),
+]
+_RECORDS: dict[str, dict[str, Any]] = {record["name"]: record for record in _DEFINITIONS}
+
+
+def _inline(type_: Any, defined: set[str]) -> Any:
+    """Copy `type_`, replacing the first reference to each record by its definition."""
+    if isinstance(type_, list):
+        return [_inline(branch, defined) for branch in type_]
+    if isinstance(type_, str):
+        if type_ not in _RECORDS or type_ in defined:
+            return type_
+        defined.add(type_)
+        record = _RECORDS[type_]
+        return {**record, "fields": [{**f, "type": _inline(f["type"], defined)} for f in record["fields"]]}
+    if type_["type"] == "array":
+        return {**type_, "items": _inline(type_["items"], defined)}
+    return {**type_, "values": _inline(type_["values"], defined)}
+
+
+def _standalone(name: str) -> dict[str, Any]:
+    schema = _inline(name, set())
+    return {"type": "record", "name": name, "namespace": NAMESPACE, "fields": schema["fields"]}
+
+
+SCHEMAS: dict[str, dict[str, Any]] = {name: _standalone(name) for name in _RECORDS}
+"""Standalone schema of every Hudi record type we know, keyed by short record name. Read-only."""
+
+
+@cache
+def parsed(name: str) -> dict[str, Any]:
+    """`fastavro.parse_schema` of `SCHEMAS[name]`, parsed once per process."""
+    return fastavro.parse_schema(SCHEMAS[name])
+
+
+def _java(type_: Any) -> Any:
+    """Mirror Java `Schema.toString()` of a class generated with `stringType=String`."""
+    if isinstance(type_, list):
+        return [_java(branch) for branch in type_]
+    if isinstance(type_, str):
+        return {"type": "string", "avro.java.string": "String"} if type_ == "string" else type_
+    kind = type_["type"]
+    out: dict[str, Any] = {"type": kind}
+    if kind == "record":
+        out["name"] = type_["name"]
+        if "namespace" in type_:
+            out["namespace"] = type_["namespace"]
+        out["fields"] = [_java_field(field) for field in type_["fields"]]
+    elif kind == "array":
+        out["items"] = _java(type_["items"])
+    else:
+        out["values"] = _java(type_["values"])
+        out["avro.java.string"] = "String"
+    out.update((key, value) for key, value in type_.items() if key not in _RESERVED)
+    return out
+
+
+def _java_field(field: dict[str, Any]) -> dict[str, Any]:
+    out = {"name": field["name"], "type": _java(field["type"])}
+    for key in ("doc", "default"):
+        if key in field:
+            out[key] = field[key]
+    return out
+
+
+@cache
+def java_schema_json(name: str) -> str:
+    """The schema text Hudi's Java writer puts into the `avro.schema` header entry for record `name`."""
+    return json.dumps(_java(SCHEMAS[name]), separators=(",", ":"), ensure_ascii=False)
