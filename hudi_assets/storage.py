@@ -161,6 +161,26 @@ class Storage:
             for info in infos
         ]
 
+    def list_names(self, rel: str = "") -> tuple[list[str], list[str]]:
+        """(file names, subdirectory names) of a directory: the cheapest listing, no sizes.
+
+        Locally this is one `os.scandir` without a stat per file, the floor of any listing; building
+        the file-system view of a large table needs nothing more.
+        """
+        root = self._abs(rel)
+        if not self.is_local:
+            entries = self.list(rel)
+            return [e.name for e in entries if not e.is_dir], [e.name for e in entries if e.is_dir]
+        files: list[str] = []
+        dirs: list[str] = []
+        try:
+            with os.scandir(root) as it:
+                for entry in it:
+                    (dirs if entry.is_dir(follow_symlinks=False) else files).append(entry.name)
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        return files, dirs
+
     def status(self, rel: str) -> FileStatus | None:
         info = self.fs.get_file_info(self._abs(rel))
         if info.type == pafs.FileType.NotFound:

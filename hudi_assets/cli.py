@@ -1,0 +1,102 @@
+"""The `hudi-assets` command line.
+
+Conventions follow Hudi's own utilities: `--hoodie-conf key=value` once per key, `--props FILE`;
+exit 2 for bad input or a refused table, 1 for a failure while working, 0 for success.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+
+from hudi_assets.exceptions import HudiAssetsError, HudiInputError
+
+log = logging.getLogger("hudi_assets")
+
+
+def _storage_options(pairs: Sequence[str]) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise HudiInputError(f"--storage-option {pair!r}: expected key=value")
+        options[key] = value
+    return options
+
+
+def _add_table_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="base path of the Hudi table (local path, file://, s3://, ...)")
+    parser.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="pyarrow filesystem option, e.g. endpoint_override=127.0.0.1:9000 (repeat)")
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    from hudi_assets.table import HoodieTable
+    from hudi_assets.timeline.report import timeline_rows
+
+    table = HoodieTable(args.path, _storage_options(args.storage_option))
+    rows = timeline_rows(table, include_archived=not args.active_only)
+    if args.json:
+        json.dump({"table": table.config.name, "base_path": table.base_path,
+                   "table_type": table.config.table_type, "instants": rows}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    print(f"{table.config.name} ({table.config.table_type}, table version {table.config.table_version}) "
+          f"at {table.base_path}")
+    header = ("timeline", "instant", "action", "state", "files", "bytes")
+    widths = (8, 20, 13, 9, 5, 10)
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
+    for row in rows:
+        cells = (row["timeline"], row["instant"], row["action"], row["state"],
+                 str(row.get("files_written", "")), str(row.get("bytes_written", "")))
+        print("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)))
+    active = sum(1 for r in rows if r["timeline"] == "active")
+    print(f"{active} active, {len(rows) - active} archived instants")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from hudi_assets.demo import write_demo_tables
+
+    for path in write_demo_tables(args.path):
+        print(f"wrote demo table {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hudi-assets", description=__doc__.splitlines()[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    timeline = sub.add_parser("timeline", help="show the active and archived timeline of a table")
+    _add_table_arguments(timeline)
+    timeline.add_argument("--json", action="store_true", help="machine-readable output")
+    timeline.add_argument("--active-only", action="store_true", help="skip the archived timeline")
+    timeline.set_defaults(func=cmd_timeline)
+
+    demo = sub.add_parser("demo", help="write demo COW and MOR tables (table version 6) under PATH")
+    demo.add_argument("path", help="directory to create the demo tables in")
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except HudiInputError as exc:
+        print(f"hudi-assets: error: {exc}", file=sys.stderr)
+        return 2
+    except HudiAssetsError as exc:
+        print(f"hudi-assets: failed: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,295 @@
+"""The file-system view: partitions, file groups and file slices of a table, as the cleaner sees them.
+
+A partition is a directory holding `.hoodie_partition_metadata` (Hudi does not look below one).
+A file group is every data file with one file id in a partition; a file slice is a base instant's
+base file plus the log files carrying that instant. A slice is committed when its base instant is
+on the view's timeline (completed writes plus every compaction, pending ones included) or older
+than its first instant. Partitions are listed as one engine task each, so a table with many
+partitions lists in parallel, locally or on Spark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from hudi_assets.engine import Engine, LocalEngine
+from hudi_assets.logformat.names import LogFileName
+from hudi_assets.storage import Storage
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline import metadata
+from hudi_assets.timeline.instant import COMPACTION, LOG_COMPACTION
+from hudi_assets.timeline.timeline import Timeline
+
+PARTITION_METAFILE = ".hoodie_partition_metadata"
+
+
+def parse_base_file_name(name: str) -> tuple[str, str, str] | None:
+    """(file id, write token, instant) of `<fileId>_<writeToken>_<instant>.<ext>`, as Hudi's FSUtils
+    splits it; None for a name without three `_`-separated parts."""
+    file_id, _, rest = name.partition("_")
+    write_token, _, rest = rest.partition("_")
+    instant = rest.partition(".")[0]
+    return (file_id, write_token, instant) if instant and file_id else None
+
+
+@dataclass(frozen=True, slots=True)
+class LogFile:
+    """A log file of a file slice; ordered within the slice by version, then write token."""
+
+    name: str
+    file_id: str
+    base_instant: str
+    version: int
+    write_token: str
+
+    @classmethod
+    def parse(cls, name: str) -> LogFile | None:
+        parsed = LogFileName.parse(name)
+        if parsed is None or parsed.extension != "log":
+            return None
+        return cls(name, parsed.file_id, parsed.base_instant, parsed.version, parsed.write_token or "")
+
+
+@dataclass(slots=True)
+class FileSlice:
+    """A base instant's files in one file group; log files newest version first, as in Hudi."""
+
+    partition: str
+    file_id: str
+    base_instant: str
+    base_file: str | None = None
+    log_files: list[LogFile] = field(default_factory=list)
+
+    @property
+    def file_names(self) -> list[str]:
+        names = [self.base_file] if self.base_file else []
+        return names + [log.name for log in self.log_files]
+
+    @property
+    def paths(self) -> list[str]:
+        """Paths relative to the base path."""
+        prefix = f"{self.partition}/" if self.partition else ""
+        return [prefix + name for name in self.file_names]
+
+    @property
+    def is_empty(self) -> bool:
+        return self.base_file is None and not self.log_files
+
+
+@dataclass(slots=True)
+class FileGroup:
+    """All slices of one file id in one partition, keyed by base instant."""
+
+    partition: str
+    file_id: str
+    slices: dict[str, FileSlice] = field(default_factory=dict)
+
+    def slice_at(self, base_instant: str) -> FileSlice:
+        found = self.slices.get(base_instant)
+        if found is None:
+            found = self.slices[base_instant] = FileSlice(self.partition, self.file_id, base_instant)
+        return found
+
+    def sorted_slices(self) -> list[FileSlice]:
+        """Every slice, newest base instant first."""
+        return [self.slices[k] for k in sorted(self.slices, reverse=True)]
+
+
+@dataclass(slots=True)
+class PartitionListing:
+    """The data-file names of one partition (no sizes: see `FileSystemView.file_sizes`)."""
+
+    partition: str
+    files: list[str]
+
+
+def list_directory(storage: Storage, directory: str) -> tuple[str, list[str] | None, list[str]]:
+    """One directory: (directory, its file names if it is a partition else None, subdirs to descend)."""
+    files, dirs = storage.list_names(directory)
+    if PARTITION_METAFILE in files:
+        return directory, files, []
+    prefix = f"{directory}/" if directory else ""
+    return directory, None, [prefix + d for d in dirs if not d.startswith(".")]
+
+
+def list_partitions(storage: Storage, engine: Engine, parallelism: int = 200) -> list[PartitionListing]:
+    """Find every partition and list its files, level by level, one engine task per directory."""
+    found: list[PartitionListing] = []
+    level = [""]
+    while level:
+        results = engine.map(lambda d: list_directory(storage, d), level, parallelism)
+        level = []
+        for directory, files, subdirs in results:
+            if files is not None:
+                found.append(PartitionListing(directory, files))
+            level.extend(subdirs)
+    found.sort(key=lambda p: p.partition)
+    return found
+
+
+def _group(groups: dict[str, FileGroup], partition: str, file_id: str) -> FileGroup:
+    found = groups.get(file_id)
+    if found is None:
+        found = groups[file_id] = FileGroup(partition, file_id)
+    return found
+
+
+def build_file_groups(partition: str, names: Iterable[str], base_extension: str) -> dict[str, FileGroup]:
+    """Group a partition's data files by file id and base instant; other files are ignored."""
+    groups: dict[str, FileGroup] = {}
+    for name in names:
+        if name.startswith("."):
+            log = LogFile.parse(name)
+            if log is not None:
+                _group(groups, partition, log.file_id).slice_at(log.base_instant).log_files.append(log)
+        elif name.endswith(base_extension):
+            parsed = parse_base_file_name(name)
+            if parsed is not None:
+                _group(groups, partition, parsed[0]).slice_at(parsed[2]).base_file = name
+    for group in groups.values():
+        for file_slice in group.slices.values():
+            if len(file_slice.log_files) > 1:
+                file_slice.log_files.sort(key=lambda lf: (lf.version, lf.write_token), reverse=True)
+    return groups
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionOperation:
+    """A file group in a pending (log) compaction plan and the instant of the plan."""
+
+    partition: str
+    file_id: str
+    base_instant: str
+    compaction_instant: str
+
+
+class FileSystemView:
+    """Hudi's table file-system view over one listing of the table's partitions."""
+
+    def __init__(self, table: HoodieTable, engine: Engine | None = None,
+                 timeline: Timeline | None = None, parallelism: int = 200):
+        self.table = table
+        self.engine = engine or LocalEngine()
+        self.parallelism = parallelism
+        active = table.active_timeline
+        self.timeline = timeline if timeline is not None else active.write_timeline().filter(
+            lambda i: i.is_completed or i.action == COMPACTION
+        )
+        self._last = self.timeline.last()
+        self._first = self.timeline.first()
+        self._timestamps = frozenset(self.timeline.timestamps)
+
+    # -------------------------------------------------------------- listing
+    @cached_property
+    def partition_listings(self) -> dict[str, PartitionListing]:
+        listings = list_partitions(self.table.storage, self.engine, self.parallelism)
+        return {p.partition: p for p in listings}
+
+    @property
+    def partitions(self) -> list[str]:
+        return list(self.partition_listings)
+
+    @cached_property
+    def _file_groups(self) -> dict[str, dict[str, FileGroup]]:
+        extension = self.table.config.base_file_extension
+        groups = {p: build_file_groups(p, listing.files, extension)
+                  for p, listing in self.partition_listings.items()}
+        for op in self.pending_compaction_operations.values():
+            partition_groups = groups.get(op.partition)
+            if partition_groups is not None and op.file_id in partition_groups:
+                partition_groups[op.file_id].slice_at(op.compaction_instant)
+        return groups
+
+    # ----------------------------------------------------------- visibility
+    def is_committed(self, instant_time: str) -> bool:
+        """Hudi's isFileSliceCommitted: on the view timeline, or older than its first instant."""
+        if self._last is None or instant_time > self._last.timestamp:
+            return False
+        return instant_time in self._timestamps or instant_time < self._first.timestamp
+
+    def all_file_groups(self, partition: str) -> list[FileGroup]:
+        """Every file group with only its committed slices (groups with none are dropped)."""
+        result = []
+        for group in self._file_groups.get(partition, {}).values():
+            committed = {k: s for k, s in group.slices.items() if self.is_committed(k)}
+            if committed:
+                result.append(FileGroup(group.partition, group.file_id, committed))
+        return sorted(result, key=lambda g: g.file_id)
+
+    def uncommitted_files(self, partition: str) -> list[str]:
+        """Files of slices whose base instant is not committed: in-flight or failed writes."""
+        return [
+            path
+            for group in self._file_groups.get(partition, {}).values()
+            for base_instant, file_slice in group.slices.items()
+            if not self.is_committed(base_instant)
+            for path in file_slice.paths
+        ]
+
+    def latest_file_slices(self, partition: str) -> list[FileSlice]:
+        """The newest committed slice of every file group not replaced (Hudi's getLatestFileSlices)."""
+        replaced = self.replaced_file_groups
+        return [
+            group.sorted_slices()[0]
+            for group in self.all_file_groups(partition)
+            if (partition, group.file_id) not in replaced
+        ]
+
+    def file_sizes(self, partition: str) -> dict[str, int]:
+        """Sizes of a partition's files by name: one more listing, paid only where bytes are reported."""
+        return {s.name: s.size for s in self.table.storage.list(partition) if not s.is_dir}
+
+    # ------------------------------------------------ timeline-derived sets
+    @cached_property
+    def replaced_file_groups(self) -> dict[tuple[str, str], str]:
+        """(partition, file id) -> time of the completed replacecommit that replaced it (latest wins)."""
+        active = self.table.active_timeline
+        replaced: dict[tuple[str, str], str] = {}
+        for instant in active.filter_actions({"replacecommit"}).filter_completed():
+            commit = metadata.commit_metadata(active, instant)
+            for partition, file_ids in commit.replaced_file_ids.items():
+                for file_id in file_ids:
+                    replaced[(partition, file_id)] = instant.timestamp
+        return replaced
+
+    @cached_property
+    def pending_compaction_operations(self) -> dict[tuple[str, str], CompactionOperation]:
+        """(partition, file id) -> its pending compaction or log compaction operation."""
+        active = self.table.active_timeline
+        operations: dict[tuple[str, str], CompactionOperation] = {}
+        pending = active.filter_actions({COMPACTION, LOG_COMPACTION}).filter_pending()
+        for instant in pending:
+            plan = metadata.requested_plan(active, instant) or {}
+            for op in plan.get("operations") or []:
+                key = (op.get("partitionPath") or "", op["fileId"])
+                operations[key] = CompactionOperation(key[0], key[1], op.get("baseInstantTime") or "",
+                                                      instant.timestamp)
+        return operations
+
+    @cached_property
+    def pending_clustering_file_groups(self) -> dict[tuple[str, str], str]:
+        """(partition, file id) -> instant of the pending clustering (replacecommit) planning it."""
+        active = self.table.active_timeline
+        groups: dict[tuple[str, str], str] = {}
+        for instant in active.pending_replace_timeline():
+            requested = metadata.requested_plan(active, instant) or {}
+            plan = requested.get("clusteringPlan") or {}
+            for input_group in plan.get("inputGroups") or []:
+                for file_slice in input_group.get("slices") or []:
+                    key = (file_slice.get("partitionPath") or "", file_slice["fileId"])
+                    groups[key] = instant.timestamp
+        return groups
+
+    @cached_property
+    def savepointed_files(self) -> frozenset[str]:
+        """Names of data files listed by completed savepoints; slices holding one are never cleaned."""
+        active = self.table.active_timeline
+        names: set[str] = set()
+        for instant in active.savepoint_timeline():
+            savepoint = metadata.completed_metadata(active, instant) or {}
+            for partition_meta in (savepoint.get("partitionMetadata") or {}).values():
+                names.update(partition_meta.get("savepointDataFile") or [])
+        return frozenset(names)
+

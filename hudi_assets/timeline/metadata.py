@@ -1,0 +1,72 @@
+"""Reading an instant's metadata: JSON for commits, Avro container files for everything else.
+
+Which file holds what follows Hudi's TimelineMetadataUtils: a clean's plan lives in its requested
+(and inflight) file and its result in the completed file; compaction and clustering plans live in
+the requested file. Empty files are "no metadata" rather than an error, as in Hudi.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hudi_assets.avro import deserialize_metadata
+from hudi_assets.timeline.commit_metadata import CommitMetadata
+from hudi_assets.timeline.instant import (
+    CLEAN,
+    COMMIT,
+    COMPACTION,
+    DELTA_COMMIT,
+    LOG_COMPACTION,
+    REPLACE_COMMIT,
+    RESTORE,
+    ROLLBACK,
+    SAVEPOINT,
+    Instant,
+    State,
+)
+from hudi_assets.timeline.timeline import ActiveTimeline
+
+_COMPLETED_SCHEMA = {
+    CLEAN: "HoodieCleanMetadata",
+    ROLLBACK: "HoodieRollbackMetadata",
+    SAVEPOINT: "HoodieSavepointMetadata",
+    RESTORE: "HoodieRestoreMetadata",
+}
+_REQUESTED_SCHEMA = {
+    CLEAN: "HoodieCleanerPlan",
+    ROLLBACK: "HoodieRollbackPlan",
+    RESTORE: "HoodieRestorePlan",
+    COMPACTION: "HoodieCompactionPlan",
+    LOG_COMPACTION: "HoodieCompactionPlan",
+    REPLACE_COMMIT: "HoodieRequestedReplaceMetadata",
+}
+
+
+def _path(timeline: ActiveTimeline, instant: Instant) -> str:
+    return timeline.storage.uri(timeline.state_file_path(instant))
+
+
+def commit_metadata(timeline: ActiveTimeline, instant: Instant) -> CommitMetadata:
+    """Commit JSON of a commit/deltacommit/replacecommit state file (empty file: empty metadata)."""
+    if instant.action not in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT):
+        raise ValueError(f"{instant} has no commit metadata")
+    return CommitMetadata.from_json(timeline.read_details(instant), _path(timeline, instant))
+
+
+def avro_metadata(timeline: ActiveTimeline, instant: Instant, schema_name: str) -> dict[str, Any] | None:
+    """Decode an Avro state file with our schema; None for an empty file."""
+    data = timeline.read_details(instant)
+    if not data:
+        return None
+    return deserialize_metadata(data, schema_name, _path(timeline, instant))
+
+
+def completed_metadata(timeline: ActiveTimeline, instant: Instant) -> dict[str, Any] | None:
+    """Avro metadata of a completed clean, rollback, savepoint or restore."""
+    return avro_metadata(timeline, instant.with_state(State.COMPLETED), _COMPLETED_SCHEMA[instant.action])
+
+
+def requested_plan(timeline: ActiveTimeline, instant: Instant) -> dict[str, Any] | None:
+    """The plan in an instant's requested file (clean, rollback, restore, compaction, replace)."""
+    requested = Instant(instant.timestamp, instant.action, State.REQUESTED)
+    return avro_metadata(timeline, requested, _REQUESTED_SCHEMA[instant.action])

@@ -1,0 +1,43 @@
+"""Rows describing a table's timeline, for the command line and the Dagster timeline snapshot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline import metadata
+from hudi_assets.timeline.archived import ArchivedTimeline
+from hudi_assets.timeline.timeline import COMMIT_ACTIONS
+
+
+def _active_rows(table: HoodieTable) -> list[dict[str, Any]]:
+    active = table.active_timeline
+    rows = []
+    for instant in active:
+        row: dict[str, Any] = {
+            "timeline": "active",
+            "instant": instant.timestamp,
+            "action": instant.action,
+            "state": instant.state.name,
+            "state_file_mtime_ms": active.state_files[instant].mtime_ms,
+        }
+        if instant.action in COMMIT_ACTIONS and instant.is_completed:
+            commit = metadata.commit_metadata(active, instant)
+            row.update(operation=commit.operation_type, partitions=len(commit.partitions),
+                       files_written=len(commit.write_stats), bytes_written=commit.total_bytes_written)
+        rows.append(row)
+    return rows
+
+
+def _archived_rows(table: HoodieTable) -> list[dict[str, Any]]:
+    """One row per archived instant (its highest archived state), oldest first."""
+    return [
+        {"timeline": "archived", "instant": i.timestamp, "action": i.action, "state": i.state.name}
+        for i in ArchivedTimeline.load(table).instants()
+    ]
+
+
+def timeline_rows(table: HoodieTable, include_archived: bool = True) -> list[dict[str, Any]]:
+    """Archived instants (oldest first), then the active timeline."""
+    archived = _archived_rows(table) if include_archived else []
+    return archived + _active_rows(table)
