@@ -7,6 +7,7 @@ from typing import Any
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.archived import ArchivedTimeline
+from hudi_assets.timeline.instant import CLEAN, ROLLBACK
 from hudi_assets.timeline.timeline import COMMIT_ACTIONS
 
 
@@ -25,6 +26,9 @@ def _active_rows(table: HoodieTable) -> list[dict[str, Any]]:
             commit = metadata.commit_metadata(active, instant)
             row.update(operation=commit.operation_type, partitions=len(commit.partitions),
                        files_written=len(commit.write_stats), bytes_written=commit.total_bytes_written)
+        elif instant.action in (CLEAN, ROLLBACK) and instant.is_completed:
+            done = metadata.completed_metadata(active, instant) or {}
+            row.update(files_deleted=done.get("totalFilesDeleted", 0))
         rows.append(row)
     return rows
 
