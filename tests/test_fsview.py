@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import params_or_skip, table_zips
 from hudi import HudiTable
+from refdata import params_or_skip, table_zips
 
 from hudi_assets.engine import LocalEngine
 from hudi_assets.fsview import FileSystemView, build_file_groups, parse_base_file_name

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from conftest import params_or_skip, table_zips
+from refdata import params_or_skip, table_zips
 
 from hudi_assets.exceptions import TableNotFoundError, UnsupportedTableError
 from hudi_assets.properties import format_properties, parse_properties
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
-from hudi_assets.table_config import BACKUP_FILE, PROPERTIES_FILE, load_table_config, table_checksum, write_table_config
+from hudi_assets.table_config import (
+    BACKUP_FILE,
+    PROPERTIES_FILE,
+    load_table_config,
+    table_checksum,
+    write_table_config,
+)
 
 
 def test_java_properties_escapes_round_trip():
@@ -40,8 +46,9 @@ def test_v8_tables_are_refused_naming_the_version(real_tables, name, tmp_path):
 
 def test_rewrite_keeps_checksum_and_recovers_from_backup(tmp_path):
     storage = Storage(str(tmp_path))
-    config = write_table_config(storage, {"hoodie.table.name": "t", "hoodie.database.name": "db",
-                                          "hoodie.table.version": "6", "hoodie.table.create.schema": '{"a":1}'})
+    props = {"hoodie.table.name": "t", "hoodie.database.name": "db", "hoodie.table.version": "6",
+             "hoodie.table.create.schema": '{"a":1}'}
+    config = write_table_config(storage, props)
     assert config.get("hoodie.table.checksum") == str(table_checksum("db", "t"))
     assert config.get("hoodie.table.create.schema") == '{"a":1}'
     assert not storage.exists(BACKUP_FILE)
@@ -55,5 +62,5 @@ def test_missing_table_and_missing_properties(tmp_path):
     with pytest.raises(TableNotFoundError, match="does not exist"):
         HoodieTable(str(tmp_path / "nope"))
     (tmp_path / ".hoodie").mkdir()
-    with pytest.raises(TableNotFoundError, match="hoodie.properties: missing"):
+    with pytest.raises(TableNotFoundError, match=r"hoodie\.properties: missing"):
         HoodieTable(str(tmp_path))
