@@ -7,8 +7,10 @@ import pytest
 from s3_server import moto_s3, upload_tree
 
 from hudi_assets.exceptions import PathOutsideTableError, UnsupportedTableError
+from hudi_assets.fsview import FileSystemView
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.report import timeline_rows
 
 pytestmark = pytest.mark.s3
 
@@ -47,6 +49,15 @@ def test_real_table_timeline_on_s3_matches_local(s3, real_tables):
     remote = HoodieTable(uri, s3)
     assert [str(i) for i in remote.active_timeline] == [str(i) for i in local.active_timeline]
     assert remote.config.props == local.config.props
+    local_view, remote_view = FileSystemView(local), FileSystemView(remote)
+    assert remote_view.partitions == local_view.partitions == ["10", "20", "30"]
+    for partition in local_view.partitions:
+        assert remote_view.latest_file_slices(partition) == local_view.latest_file_slices(partition)
+    assert remote_view.replaced_file_groups == local_view.replaced_file_groups
+    assert timeline_rows(remote) == [
+        {**row, "state_file_mtime_ms": remote.active_timeline.state_files[i].mtime_ms}
+        for row, i in zip(timeline_rows(local), remote.active_timeline, strict=True)
+    ]
 
 
 def test_v8_table_on_s3_is_refused(s3, real_tables):
