@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import tempfile
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -199,16 +198,22 @@ class Storage:
         with self.fs.open_input_stream(path) as stream:
             return stream.readall()
 
+    @staticmethod
+    def _write_aside(path: str, data: bytes) -> str:
+        """Write `data` to a new hidden file beside `path` (umask permissions); returns its path."""
+        directory = os.path.dirname(path)
+        os.makedirs(directory, exist_ok=True)
+        tmp = os.path.join(directory, f".tmp-{uuid.uuid4().hex}")
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+        return tmp
+
     def write(self, rel: str, data: bytes) -> None:
         """Replace a file's content; readers see the old or the new content, never a mix."""
         path = self._abs(rel)
         if self.is_local:
-            directory = os.path.dirname(path)
-            os.makedirs(directory, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+            tmp = self._write_aside(path, data)
             try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
                 os.replace(tmp, path)
             finally:
                 if os.path.exists(tmp):
@@ -226,11 +231,7 @@ class Storage:
         """
         path = self._abs(rel)
         if self.is_local:
-            directory = os.path.dirname(path)
-            os.makedirs(directory, exist_ok=True)
-            tmp = os.path.join(directory, f".tmp-{uuid.uuid4().hex}")
-            with open(tmp, "wb") as fh:
-                fh.write(data)
+            tmp = self._write_aside(path, data)
             try:
                 os.link(tmp, path)
             except FileExistsError:
