@@ -6,6 +6,8 @@ import pytest
 from hudi import HudiTable
 from refdata import params_or_skip, table_zips
 
+from hudi_assets.avro import serialize_metadata
+from hudi_assets.demo import generate_table
 from hudi_assets.engine import LocalEngine
 from hudi_assets.fsview import FileSystemView, build_file_groups, parse_base_file_name
 from hudi_assets.storage import Storage
@@ -93,3 +95,55 @@ def test_slices_older_than_the_active_timeline_count_as_committed(tmp_path):
     view = FileSystemView(table)
     assert view.is_committed("000") and not view.is_committed("005")
     assert [s.base_instant for s in view.latest_file_slices("p")] == ["000"]
+
+
+@pytest.fixture(scope="module", params=["COPY_ON_WRITE", "MERGE_ON_READ"])
+def demo(request, tmp_path_factory):
+    root = tmp_path_factory.mktemp("fsview_demo")
+    return generate_table(Storage(str(root / "t")), request.param, partitions=3, commits=10, seed=7)
+
+
+def test_view_of_generated_tables_matches_what_was_written(demo):
+    view = FileSystemView(HoodieTable(demo.base_path))
+    assert view.partitions == sorted(demo.partitions)
+    compaction = demo.pending_compaction
+    latest = set()
+    for partition in view.partitions:
+        for file_slice in view.latest_file_slices(partition):
+            if compaction and file_slice.base_instant == compaction:
+                # Hudi opens an empty slice at a pending compaction for every group in its plan.
+                assert file_slice.is_empty and file_slice.file_id in demo.compaction_file_ids
+                continue
+            latest.add((partition, file_slice.file_id, file_slice.base_instant, file_slice.base_file,
+                        tuple(lf.name for lf in file_slice.log_files)))
+    expected = {(s.partition, s.file_id, s.base_instant, s.base_file, s.log_files)
+                for s in demo.latest_file_slices if s.file_id not in demo.compaction_file_ids}
+    assert latest == expected
+    replaced = {(p, f): ts for ts, by_partition in demo.replaced_file_ids.items()
+                for p, ids in by_partition.items() for f in ids}
+    assert view.replaced_file_groups == replaced and replaced
+    assert view.savepointed_files == {n for names in demo.savepointed_files.values() for n in names}
+    assert set(view.pending_compaction_operations) == (
+        {(p, f) for p in view.partitions for f in demo.compaction_file_ids
+         if any(g.file_id == f for g in view.all_file_groups(p))} if compaction else set())
+    uncommitted = {p for partition in view.partitions for p in view.uncommitted_files(partition)}
+    # The failed write's new base files are invisible; a MOR log block it appended to a committed
+    # slice belongs to that slice (readers skip the block), as in Hudi's view.
+    assert uncommitted == {p for p in demo.failed_files if not p.rsplit("/", 1)[-1].startswith(".")}
+    assert uncommitted
+
+
+def test_pending_clustering_groups_come_from_the_requested_plan(tmp_path):
+    table = _table(tmp_path, {"p/.hoodie_partition_metadata": b"", "p/f1-0_0-1-1_001.parquet": b"",
+                              "p/f2-0_0-1-1_001.parquet": b""}, ["001.deltacommit"])
+    plan = {"operationType": "CLUSTER", "version": 1, "clusteringPlan": {
+        "inputGroups": [{"slices": [{"dataFilePath": "p/f1-0_0-1-1_001.parquet", "deltaFilePaths": [],
+                                     "fileId": "f1-0", "partitionPath": "p", "bootstrapFilePath": "",
+                                     "version": 1}], "metrics": {}, "numOutputFileGroups": 1,
+                         "extraMetadata": None, "version": 1}],
+        "strategy": {"strategyClassName": "x", "strategyParams": {}, "version": 1},
+        "extraMetadata": {}, "version": 1, "preserveHoodieMetadata": True}}
+    table.storage.write(".hoodie/002.replacecommit.requested",
+                        serialize_metadata("HoodieRequestedReplaceMetadata", plan))
+    view = FileSystemView(HoodieTable(table.base_path))
+    assert view.pending_clustering_file_groups == {("p", "f1-0"): "002"}
