@@ -1,32 +1,49 @@
 """`Engine`: where work that grows with the table runs (Hudi's HoodieEngineContext).
 
-Functions handed to an engine must be picklable (module-level) and take everything they need as
-arguments, so that the same call runs on a local thread pool or on Spark executors, which open
-the table's storage themselves.
+Functions handed to an engine must be picklable (cloudpickle: module-level functions, lambdas and
+closures over picklable values) and take everything they need as arguments, so that the same call
+runs on a local thread pool or on Spark executors, which open the table's storage themselves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
 
+log = logging.getLogger(__name__)
+
+DEFAULT_SPARK_MASTER = "local[*]"
+
 
 class Engine(Protocol):
+    name: str
+
     def map(self, fn: Callable[[T], R], items: Sequence[T], parallelism: int | None = None) -> list[R]:
         """Apply `fn` to every item; results come back in input order."""
         ...
 
     def flat_map(
         self, fn: Callable[[T], Iterable[R]], items: Sequence[T], parallelism: int | None = None
-    ) -> list[R]: ...
+    ) -> list[R]:
+        """Apply `fn` to every item and concatenate the results, in input order."""
+        ...
+
+    def foreach(self, fn: Callable[[T], Any], items: Sequence[T], parallelism: int | None = None) -> None:
+        """Apply `fn` to every item for its effect."""
+        ...
 
 
 class LocalEngine:
     """A thread pool: I/O-bound listing and deleting overlap well without a JVM."""
+
+    name = "local"
 
     def __init__(self, max_workers: int = 16):
         self.max_workers = max_workers
@@ -42,3 +59,79 @@ class LocalEngine:
         self, fn: Callable[[T], Iterable[R]], items: Sequence[T], parallelism: int | None = None
     ) -> list[R]:
         return [r for chunk in self.map(lambda item: list(fn(item)), items, parallelism) for r in chunk]
+
+    def foreach(self, fn: Callable[[T], Any], items: Sequence[T], parallelism: int | None = None) -> None:
+        self.map(fn, items, parallelism)
+
+
+def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None,
+                  app_name: str = "hudi-assets"):
+    """Get or start a Spark session set up for this machine's loopback, with no UI or progress bars.
+
+    `master` defaults to `spark.master` in `conf`, then `local[*]`; any Spark setting can be passed
+    in `conf`, so the same code runs on a standalone, YARN or Kubernetes cluster.
+    """
+    from pyspark.sql import SparkSession
+
+    settings = dict(conf or {})
+    master = master or settings.pop("spark.master", None) or DEFAULT_SPARK_MASTER
+    if master.startswith("local"):
+        # Bind to loopback, and run Python workers in this interpreter (its venv has our package).
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.master(master).appName(app_name)
+    defaults = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+                "spark.driver.host": "127.0.0.1" if master.startswith("local") else None}
+    for key, value in {**defaults, **settings}.items():
+        if value is not None:
+            builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    return session
+
+
+class SparkEngine:
+    """Runs each item as Spark work: one task per item up to `parallelism` slices."""
+
+    name = "spark"
+
+    def __init__(self, session=None, master: str | None = None, conf: Mapping[str, str] | None = None):
+        self._session = session
+        self._master = master
+        self._conf = dict(conf or {})
+
+    @property
+    def session(self):
+        if self._session is None:
+            self._session = spark_session(self._master, self._conf)
+        return self._session
+
+    def _rdd(self, items: Sequence[T], parallelism: int | None):
+        slices = max(1, min(len(items), parallelism or len(items)))
+        return self.session.sparkContext.parallelize(list(items), slices)
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], parallelism: int | None = None) -> list[R]:
+        if not items:
+            return []
+        return self._rdd(items, parallelism).map(fn).collect()
+
+    def flat_map(
+        self, fn: Callable[[T], Iterable[R]], items: Sequence[T], parallelism: int | None = None
+    ) -> list[R]:
+        if not items:
+            return []
+        return self._rdd(items, parallelism).flatMap(fn).collect()
+
+    def foreach(self, fn: Callable[[T], Any], items: Sequence[T], parallelism: int | None = None) -> None:
+        if items:
+            self._rdd(items, parallelism).foreach(fn)
+
+
+def create_engine(kind: str = "spark", master: str | None = None,
+                  conf: Mapping[str, str] | None = None) -> Engine:
+    """`spark` (the default: `local[*]` unless a master is given) or `local` (a thread pool)."""
+    if kind == "local":
+        return LocalEngine()
+    if kind == "spark":
+        return SparkEngine(master=master, conf=conf)
+    raise ValueError(f"unknown engine {kind!r}: expected 'spark' or 'local'")
