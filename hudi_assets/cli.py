@@ -7,14 +7,21 @@ exit 2 for bad input or a refused table, 1 for a failure while working, 0 for su
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import sys
 from collections.abc import Sequence
 
+from hudi_assets.config import WriteConfig, parse_overrides
+from hudi_assets.engine import Engine, create_engine
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
+from hudi_assets.table import HoodieTable
 
 log = logging.getLogger("hudi_assets")
+
+# Modules that each register one more subcommand: `add_parser(subparsers)` sets `func=run(args)`.
+COMMAND_MODULES: list[str] = []
 
 
 def _storage_options(pairs: Sequence[str]) -> dict[str, str]:
@@ -27,17 +34,43 @@ def _storage_options(pairs: Sequence[str]) -> dict[str, str]:
     return options
 
 
-def _add_table_arguments(parser: argparse.ArgumentParser) -> None:
+def add_table_arguments(parser: argparse.ArgumentParser, config: bool = False, engine: bool = False) -> None:
+    """The arguments every table command shares; `config` adds Hudi's `--props`/`--hoodie-conf`,
+    `engine` the choice of engine and Spark master."""
     parser.add_argument("path", help="base path of the Hudi table (local path, file://, s3://, ...)")
     parser.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
                         help="pyarrow filesystem option, e.g. endpoint_override=127.0.0.1:9000 (repeat)")
+    if config:
+        parser.add_argument("--props", metavar="FILE", help="properties file of hoodie.* settings")
+        parser.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
+                            help="a hoodie.* setting; repeat once per key (overrides --props)")
+    if engine:
+        parser.add_argument("--engine", choices=("spark", "local"), default="spark",
+                            help="where per-partition and per-file work runs (default: spark)")
+        parser.add_argument("--spark-master", metavar="URL",
+                            help="Spark master (default: spark.master from config, else local[*])")
+        parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                            help="a Spark setting (repeat)")
+
+
+def open_table(args: argparse.Namespace) -> HoodieTable:
+    return HoodieTable(args.path, _storage_options(args.storage_option))
+
+
+def load_write_config(args: argparse.Namespace, table: HoodieTable) -> WriteConfig:
+    return WriteConfig.load(table.config.props, args.props, args.hoodie_conf)
+
+
+def open_engine(args: argparse.Namespace, config: WriteConfig) -> Engine:
+    spark_conf = {k: v for k, v in config.props.items() if k.startswith("spark.")}
+    spark_conf.update(parse_overrides(args.spark_conf))
+    return create_engine(args.engine, args.spark_master, spark_conf)
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
-    from hudi_assets.table import HoodieTable
     from hudi_assets.timeline.report import timeline_rows
 
-    table = HoodieTable(args.path, _storage_options(args.storage_option))
+    table = open_table(args)
     rows = timeline_rows(table, include_archived=not args.active_only)
     if args.json:
         json.dump({"table": table.config.name, "base_path": table.base_path,
@@ -72,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     timeline = sub.add_parser("timeline", help="show the active and archived timeline of a table")
-    _add_table_arguments(timeline)
+    add_table_arguments(timeline)
     timeline.add_argument("--json", action="store_true", help="machine-readable output")
     timeline.add_argument("--active-only", action="store_true", help="skip the archived timeline")
     timeline.set_defaults(func=cmd_timeline)
@@ -80,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="write demo COW and MOR tables (table version 6) under PATH")
     demo.add_argument("path", help="directory to create the demo tables in")
     demo.set_defaults(func=cmd_demo)
+
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_parser(sub)
     return parser
 
 
