@@ -1,0 +1,32 @@
+"""Dagster entry point: `dagster dev -f definitions.py` shows the maintenance graph of every table.
+
+Which tables: `HUDI_ASSETS_TABLES` (comma-separated base paths) and/or `HUDI_ASSETS_ROOTS`
+(comma-separated folders or bucket prefixes to scan); with neither set, the demo tables written by
+`bash scripts/demo.sh` into ./demo-tables. `HUDI_ASSETS_HOODIE_CONF` adds `key=value,...` settings
+for every table. Storage options (for S3 and the like) go in `HUDI_ASSETS_STORAGE_OPTIONS` likewise.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hudi_assets.config import parse_overrides
+from hudi_assets.orchestration.definitions import build_definitions
+from hudi_assets.orchestration.resources import HudiTableRegistry
+
+
+def _list(name: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
+
+
+_tables, _roots = _list("HUDI_ASSETS_TABLES"), _list("HUDI_ASSETS_ROOTS")
+if not _tables and not _roots:
+    _roots = [str(Path(__file__).resolve().parent / "demo-tables")]
+
+defs = build_definitions(HudiTableRegistry(
+    base_paths=_tables,
+    roots=_roots,
+    hoodie_conf=parse_overrides(_list("HUDI_ASSETS_HOODIE_CONF")),
+    storage_options=parse_overrides(_list("HUDI_ASSETS_STORAGE_OPTIONS")),
+))

@@ -1,0 +1,59 @@
+"""When does a table need maintenance? Cheap answers from one listing of `.hoodie/`.
+
+The cleaning trigger is Hudi's `needsCleaning` (NUM_COMMITS strategy): completed commits since the
+commit the last completed clean saw. Archival is due when the table's completed commits exceed
+`hoodie.keep.max.commits`, as the archiver itself decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hudi_assets.config import WriteConfig
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline import metadata
+
+
+@dataclass(frozen=True)
+class MaintenanceStatus:
+    latest_instant: str
+    commits_since_last_clean: int
+    clean_max_commits: int
+    completed_commits: int
+    keep_max_commits: int
+
+    @property
+    def clean_due(self) -> bool:
+        return self.commits_since_last_clean >= self.clean_max_commits
+
+    @property
+    def archive_due(self) -> bool:
+        return self.completed_commits > self.keep_max_commits
+
+    @property
+    def due(self) -> bool:
+        return self.clean_due or self.archive_due
+
+
+def commits_since_last_clean(table: HoodieTable) -> int:
+    """Completed COMMITS(all) instants after the last completed clean's `lastCompletedCommitTimestamp`."""
+    active = table.active_timeline
+    completed_commits = active.commits_timeline().filter_completed()
+    last_clean = active.clean_timeline().filter_completed().last()
+    if last_clean is None or active.state_files[last_clean].size == 0:
+        return len(completed_commits)
+    clean = metadata.completed_metadata(active, last_clean) or {}
+    since = clean.get("lastCompletedCommitTimestamp") or ""
+    return len(completed_commits.filter(lambda i: i.timestamp > since))
+
+
+def maintenance_status(table: HoodieTable, config: WriteConfig) -> MaintenanceStatus:
+    active = table.active_timeline
+    last = active.last()
+    return MaintenanceStatus(
+        latest_instant=last.timestamp if last else "",
+        commits_since_last_clean=commits_since_last_clean(table),
+        clean_max_commits=config.get_int("hoodie.clean.max.commits", 1, ["hoodie.clean.trigger.max.commits"]),
+        completed_commits=len(active.completed_commits_timeline(table.is_mor)),
+        keep_max_commits=config.get_int("hoodie.keep.max.commits", 30),
+    )

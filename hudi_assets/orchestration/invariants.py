@@ -1,0 +1,108 @@
+"""pandera schemas of the invariants the asset checks enforce.
+
+Hudi only warns when `hoodie.cleaner.commits.retained >= hoodie.keep.min.commits` (and then
+silently raises the archiver's minimum); we stop the run instead: archiving instants the cleaner
+still needs is how tables end up with files no instant accounts for.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pandera.pandas as pa
+
+from hudi_assets.config import WriteConfig
+
+CLEANER_POLICIES = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_BY_HOURS", "KEEP_LATEST_FILE_VERSIONS")
+INSTANT_TIME = r"^\d{14}(\d{3})?(\d{3})?$"
+STATES = ("REQUESTED", "INFLIGHT", "COMPLETED")
+
+
+def config_frame(config: WriteConfig) -> pd.DataFrame:
+    """One row of the retention settings as configured (unparsed, so bad values show as they are)."""
+    def raw(key: str, default: str, *alternatives: str) -> str:
+        found = config.find(key, alternatives)
+        return default if found is None else found[1]
+
+    return pd.DataFrame([{
+        "hoodie.cleaner.policy": raw("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", "hoodie.clean.policy"),
+        "hoodie.cleaner.commits.retained": raw("hoodie.cleaner.commits.retained", "10",
+                                               "hoodie.clean.commits.retained"),
+        "hoodie.cleaner.hours.retained": raw("hoodie.cleaner.hours.retained", "24",
+                                             "hoodie.clean.hours.retained"),
+        "hoodie.cleaner.fileversions.retained": raw("hoodie.cleaner.fileversions.retained", "3",
+                                                    "hoodie.clean.fileversions.retained"),
+        "hoodie.keep.min.commits": raw("hoodie.keep.min.commits", "20"),
+        "hoodie.keep.max.commits": raw("hoodie.keep.max.commits", "30"),
+    }])
+
+
+def _int(series: pd.Series) -> pd.Series:
+    return pd.to_numeric(series, errors="coerce")
+
+
+def _retained_below_min(df: pd.DataFrame) -> pd.Series:
+    return _int(df["hoodie.cleaner.commits.retained"]) < _int(df["hoodie.keep.min.commits"])
+
+
+def _min_below_max(df: pd.DataFrame) -> pd.Series:
+    return _int(df["hoodie.keep.min.commits"]) < _int(df["hoodie.keep.max.commits"])
+
+
+_POSITIVE_INT = pa.Check(lambda s: _int(s) > 0, element_wise=False, error="must be an integer > 0")
+
+_KNOWN_POLICY = pa.Check(lambda s: s.str.upper().isin(CLEANER_POLICIES),
+                         error=f"must be one of {', '.join(CLEANER_POLICIES)}")
+
+CONFIG_SCHEMA = pa.DataFrameSchema(
+    {
+        "hoodie.cleaner.policy": pa.Column(str, _KNOWN_POLICY),
+        "hoodie.cleaner.commits.retained": pa.Column(str, _POSITIVE_INT),
+        "hoodie.cleaner.hours.retained": pa.Column(str, _POSITIVE_INT),
+        "hoodie.cleaner.fileversions.retained": pa.Column(str, _POSITIVE_INT),
+        "hoodie.keep.min.commits": pa.Column(str, _POSITIVE_INT),
+        "hoodie.keep.max.commits": pa.Column(str, _POSITIVE_INT),
+    },
+    checks=[
+        pa.Check(_retained_below_min, name="retained_below_keep_min",
+                 error="hoodie.cleaner.commits.retained must be < hoodie.keep.min.commits"),
+        pa.Check(_min_below_max, name="keep_min_below_keep_max",
+                 error="hoodie.keep.min.commits must be < hoodie.keep.max.commits"),
+    ],
+    name="retention settings",
+)
+
+TIMELINE_SCHEMA = pa.DataFrameSchema(
+    {
+        "instant": pa.Column(str, pa.Check.str_matches(INSTANT_TIME)),
+        "action": pa.Column(str),
+        "state": pa.Column(str, pa.Check.isin(STATES)),
+        "timeline": pa.Column(str, pa.Check.isin(("active", "archived"))),
+    },
+    unique=["timeline", "instant", "action"],
+    name="timeline",
+)
+
+
+def violations(schema: pa.DataFrameSchema, frame: pd.DataFrame) -> pd.DataFrame:
+    """The failure cases of `frame` against `schema` (empty when it holds)."""
+    try:
+        schema.validate(frame, lazy=True)
+    except pa.errors.SchemaErrors as errors:
+        return errors.failure_cases
+    return pd.DataFrame()
+
+
+def describe(failures: pd.DataFrame, frame: pd.DataFrame) -> list[str]:
+    """One sentence per failed check, naming the offending keys and their values."""
+    sentences: list[str] = []
+    for (context, check, index), cases in failures.groupby(["schema_context", "check", "index"], sort=False):
+        if context == "Column":
+            column = cases["column"].iloc[0]
+            sentence = f"{column}={cases['failure_case'].iloc[0]!r} {check}"
+        else:
+            named = [c for c in frame.columns if c in str(check)]
+            values = ", ".join(f"{c}={frame.loc[index, c]}" for c in named)
+            sentence = f"{check} ({values})" if values else str(check)
+        if sentence not in sentences:
+            sentences.append(sentence)
+    return sentences

@@ -1,0 +1,68 @@
+"""Resources: the registry of Hudi tables to maintain, with their per-table `hoodie.*` settings."""
+
+from __future__ import annotations
+
+import posixpath
+
+import dagster as dg
+from pydantic import Field
+
+from hudi_assets.config import WriteConfig
+from hudi_assets.discovery import discover_tables
+from hudi_assets.exceptions import InvalidConfigError
+from hudi_assets.table import HoodieTable
+
+
+class HudiTableRegistry(dg.ConfigurableResource):
+    """Which tables to maintain and how; each table becomes a partition of every asset."""
+
+    base_paths: list[str] = Field(
+        default_factory=list,
+        description="Base paths of tables to maintain (local paths, file://, s3://, gs://, ...).",
+    )
+    roots: list[str] = Field(
+        default_factory=list,
+        description="Folders or bucket prefixes scanned for tables: folders with .hoodie/hoodie.properties.",
+    )
+    scan_depth: int = Field(default=3, description="How many folder levels below each root are scanned.")
+    storage_options: dict[str, str] = Field(
+        default_factory=dict,
+        description="pyarrow filesystem options for every table, e.g. endpoint_override, region, scheme.",
+    )
+    hoodie_conf: dict[str, str] = Field(
+        default_factory=dict,
+        description="hoodie.* settings applied to every table, over each table's hoodie.properties.",
+    )
+    table_hoodie_conf: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="Per-table hoodie.* settings by table key (the base path's last folder); these win.",
+    )
+
+    def tables(self) -> dict[str, str]:
+        """Table key (the base path's last folder name) -> base path, for every registered table."""
+        paths = list(self.base_paths)
+        for root in self.roots:
+            paths.extend(discover_tables(root, self.storage_options, self.scan_depth))
+        keys: dict[str, str] = {}
+        for path in paths:
+            key = posixpath.basename(path.rstrip("/"))
+            if keys.get(key, path) != path:
+                raise InvalidConfigError(f"two tables share the key {key!r}: {keys[key]} and {path}")
+            keys[key] = path
+        return dict(sorted(keys.items()))
+
+    def base_path(self, key: str) -> str:
+        tables = self.tables()
+        if key not in tables:
+            known = ", ".join(tables) or "none"
+            raise InvalidConfigError(f"table {key!r} is not registered (known: {known})")
+        return tables[key]
+
+    def open(self, key: str) -> HoodieTable:
+        return HoodieTable(self.base_path(key), self.storage_options)
+
+    def write_config(self, key: str, table: HoodieTable) -> WriteConfig:
+        """The table's settings: hoodie.properties < registry-wide < per-table overrides."""
+        config = WriteConfig.load(table.config.props, overrides=self.hoodie_conf)
+        config.update(self.table_hoodie_conf.get(key, {}), f"table_hoodie_conf[{key}]")
+        return config
