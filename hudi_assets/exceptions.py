@@ -38,3 +38,7 @@ class PathOutsideTableError(HudiInputError):
 
 class InvalidConfigError(HudiInputError):
     """A configuration value is missing, malformed or contradicts another."""
+
+
+class CleanAbortedError(HudiAssetsError):
+    """The timeline changed under a clean plan so that its deletes are unsafe; nothing was deleted."""

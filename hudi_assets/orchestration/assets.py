@@ -5,6 +5,7 @@ import time
 import dagster as dg
 import pandas as pd
 
+from hudi_assets.maintenance import maintenance_status
 from hudi_assets.orchestration.invariants import (
     CONFIG_SCHEMA,
     TIMELINE_SCHEMA,
@@ -44,7 +45,7 @@ def timeline_snapshot(context: dg.AssetExecutionContext, hudi: HudiTableRegistry
     frame = timeline_frame(table)
     active = frame[frame["timeline"] == "active"]
     pending = active[~active["completed"]]
-    config = hudi.write_config(context.partition_key, table)
+    status = maintenance_status(table, hudi.write_config(context.partition_key, table))
     by_action_state = active.groupby(["action", "state"]).size()
     return dg.Output(frame, metadata={
         "base_path": table.base_path,
@@ -52,7 +53,9 @@ def timeline_snapshot(context: dg.AssetExecutionContext, hudi: HudiTableRegistry
         "active_instants": len(active),
         "archived_instants": int((frame["timeline"] == "archived").sum()),
         "pending_instants": len(pending),
-        "keep_max_commits": config.get_int("hoodie.keep.max.commits", 30),
+        "completed_commits": status.completed_commits,
+        "keep_max_commits": status.keep_max_commits,
+        "commits_since_last_clean": status.commits_since_last_clean,
         "oldest_pending_instant": pending["instant"].min() if len(pending) else "",
         "active_by_action_state": dg.MetadataValue.json(
             {f"{a}/{s}": int(n) for (a, s), n in by_action_state.items()}),
