@@ -1,0 +1,167 @@
+"""`HoodieTimelineArchiver`: writes selected instants to a new archive file, then removes them from
+`.hoodie/`.
+
+Order of a run (Hudi 0.15 `archiveIfRequired`): select -> recover a half-done merge -> convert every
+state file (removing its marker directory) -> write one new `.commits_.archive.<N>_1-0-1` file whole
+(never appending) -> read it back -> delete requested/inflight files, then completed files one by one
+in ascending time (HUDI-7207) -> merge small archive files if enabled. A crash leaves every instant
+active, archived, or both; never neither.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from hudi_assets.archive.config import ArchiveConfig
+from hudi_assets.archive.conversion import ArchiveConversionError, to_archived_entry
+from hudi_assets.archive.merge import (
+    can_append,
+    merge_small_archive_files,
+    next_archive_version,
+    recover_pending_merge,
+)
+from hudi_assets.archive.selection import ArchiveSelection, select_instants_to_archive
+from hudi_assets.avro import java_schema_json
+from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
+from hudi_assets.logformat.archived import archive_file_name, encode_archive_file, read_archived_records
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.archived import ARCHIVED_META_ENTRY, ArchivedTimeline
+from hudi_assets.timeline.instant import Instant
+from hudi_assets.timeline.timeline import METAFOLDER
+
+log = logging.getLogger(__name__)
+TEMP_FOLDER = f"{METAFOLDER}/.temp"
+# Test hook: pause (print "PAUSED <step>" to stderr, then sleep) when reaching the named step.
+PAUSE_ENV = "HUDI_ASSETS_ARCHIVE_PAUSE_AT"
+
+
+def _step(name: str) -> None:
+    if os.environ.get(PAUSE_ENV) == name:
+        print(f"PAUSED {name}", file=sys.stderr, flush=True)
+        time.sleep(3600)
+
+
+@dataclass
+class ArchiveResult:
+    selection: ArchiveSelection
+    archive_file: str | None = None
+    records_written: int = 0
+    skipped: list[str] = field(default_factory=list)
+    deleted: int = 0
+    markers_removed: int = 0
+    merge_recovery: str | None = None
+    merged_file: str | None = None
+    seconds: float = 0.0
+
+
+class HoodieTimelineArchiver:
+    """Archives one table's timeline with Hudi 0.15's rules."""
+
+    def __init__(self, table: HoodieTable, config: ArchiveConfig):
+        self.table = table
+        self.config = config
+        self.storage = table.storage
+        self.archived = ArchivedTimeline.load(table)
+
+    @property
+    def should_merge(self) -> bool:
+        return self.config.merge_enable and not can_append(self.storage)
+
+    def select(self) -> ArchiveSelection:
+        return select_instants_to_archive(self.table, self.config, self.table.reload_timeline())
+
+    def archive_if_required(self) -> ArchiveResult:
+        started = time.monotonic()
+        result = ArchiveResult(self.select())
+        selection = result.selection
+        if self.should_merge:
+            result.merge_recovery = recover_pending_merge(self.archived)
+        if selection:
+            log.info("Archiving %d instants (%d state files)", len(selection.instants),
+                     len(selection.state_files))
+            self._archive(result)
+            _step("before-delete")
+            self._delete(selection.state_files, result)
+        else:
+            log.info("No instants to archive")
+        if self.should_merge:
+            result.merged_file = merge_small_archive_files(
+                self.archived, self.config.merge_small_file_limit_bytes, self.config.merge_files_batch_size,
+                self.config.archival_batch, _step)
+        result.seconds = time.monotonic() - started
+        return result
+
+    # ------------------------------------------------------------------------ writing
+    def _archive(self, result: ArchiveResult) -> None:
+        timeline = self.table.active_timeline
+        records: list[dict[str, Any]] = []
+        removed_markers: set[str] = set()
+        total = len(result.selection.state_files)
+        for n, instant in enumerate(result.selection.state_files, 1):
+            if instant.timestamp not in removed_markers:
+                removed_markers.add(instant.timestamp)
+                if self.storage.delete_dir(f"{TEMP_FOLDER}/{instant.timestamp}"):
+                    result.markers_removed += 1
+            try:
+                records.append(to_archived_entry(timeline, instant))
+            except (ArchiveConversionError, CorruptFileError) as exc:
+                if self.config.fail_on_timeline_archiving:
+                    raise HudiAssetsError(f"Failed to archive {instant}: {exc}") from exc
+                log.error("Skipping unconvertible state file %s: %s", instant.file_name, exc)
+                result.skipped.append(instant.file_name)
+            if n % 1000 == 0:
+                log.info("Converted %d/%d state files", n, total)
+        if not records:
+            return
+        schema = java_schema_json(ARCHIVED_META_ENTRY)
+        data = encode_archive_file(records, schema, self.config.archival_batch)
+        _step("before-write")
+        folder = self.archived.folder
+        self.storage.mkdirs(folder)
+        version = next_archive_version(self.archived)
+        while not self.storage.create_if_absent(f"{folder}/{archive_file_name(version)}", data):
+            version += 1  # another writer took that version; never append to an existing file
+        path = f"{folder}/{archive_file_name(version)}"
+        self._verify(path, len(records))
+        result.archive_file = path
+        result.records_written = len(records)
+        log.info("Wrote %d archived entries to %s (%d bytes)", len(records), self.storage.uri(path),
+                 len(data))
+        _step("after-write")
+
+    def _verify(self, path: str, expected: int) -> None:
+        """Read the new file back with the entry schema before anything is deleted."""
+        uri = self.storage.uri(path)
+        found = sum(1 for _ in read_archived_records([(uri, self.storage.read(path))],
+                                                    java_schema_json(ARCHIVED_META_ENTRY)))
+        if found != expected:
+            raise HudiAssetsError(f"{uri}: wrote {expected} archived entries but read back {found}; "
+                                  "nothing was deleted from the active timeline")
+
+    # ----------------------------------------------------------------------- deleting
+    def _delete(self, state_files: list[Instant], result: ArchiveResult) -> None:
+        pending = [i for i in state_files if not i.is_completed]
+        completed = sorted((i for i in state_files if i.is_completed), key=lambda i: i.sort_key)
+        self._delete_files([f"{METAFOLDER}/{i.file_name}" for i in pending], result)
+        log.info("Deleted %d requested/inflight state files", len(pending))
+        for n, instant in enumerate(completed, 1):
+            self._delete_files([f"{METAFOLDER}/{instant.file_name}"], result)
+            if n == 1:
+                _step("deleting-completed")
+            if n % 1000 == 0:
+                log.info("Deleted %d/%d completed instants", n, len(completed))
+        log.info("Deleted %d completed instants", len(completed))
+
+    def _delete_files(self, paths: list[str], result: ArchiveResult) -> None:
+        if not paths:
+            return
+        outcome = self.storage.delete_many(paths)
+        if outcome.failed:
+            path, why = next(iter(outcome.failed.items()))
+            raise HudiAssetsError(f"{self.storage.uri(path)}: cannot delete archived instant file ({why})")
+        result.deleted += len(outcome.deleted)

@@ -1,0 +1,64 @@
+"""`hudi-assets archive PATH [--dry-run] [--props FILE] [--hoodie-conf k=v ...]`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from hudi_assets.archive.archiver import HoodieTimelineArchiver
+from hudi_assets.archive.config import ArchiveConfig
+from hudi_assets.archive.selection import ArchiveSelection
+
+log = logging.getLogger("hudi_assets.archive")
+
+
+def add_parser(subparsers) -> None:
+    from hudi_assets.cli import add_table_arguments
+
+    parser = subparsers.add_parser(
+        "archive", help="archive old instants of the active timeline (Hudi 0.15 rules)")
+    add_table_arguments(parser, config=True)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="list what would be archived and why each fence stands where it does")
+    parser.set_defaults(func=run)
+
+
+def _describe(selection: ArchiveSelection) -> None:
+    keep = selection.keep
+    print(f"keep: min={keep.min_commits} max={keep.max_commits} "
+          f"(configured {keep.configured_min}/{keep.configured_max}{', ADJUSTED' if keep.adjusted else ''})")
+    print(f"  {keep.reason}")
+    for fence in selection.fences:
+        where = "none" if fence.instant is None else (fence.instant or "everything")
+        print(f"fence {fence.name}: {where} - {fence.reason}")
+    for note in selection.notes:
+        print(f"note: {note}")
+    print(f"{len(selection.clean_rollback)} clean/rollback and {len(selection.commits)} commit instants "
+          f"selected; {len(selection.instants)} after the metadata-table fence, "
+          f"{len(selection.state_files)} state files")
+    for instant in selection.instants:
+        print(f"  archive {instant.timestamp} {instant.action}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from hudi_assets.cli import load_write_config, open_table
+
+    table = open_table(args)
+    config = ArchiveConfig.from_write_config(load_write_config(args, table))
+    archiver = HoodieTimelineArchiver(table, config)
+    if args.dry_run:
+        _describe(archiver.select())
+        return 0
+    result = archiver.archive_if_required()
+    _describe(result.selection)
+    if result.merge_recovery:
+        print(f"merge recovery: {result.merge_recovery}")
+    if result.archive_file:
+        print(f"archived {result.records_written} entries to {table.storage.uri(result.archive_file)}; "
+              f"deleted {result.deleted} state files, {result.markers_removed} marker directories "
+              f"in {result.seconds:.2f}s")
+    if result.skipped:
+        print(f"skipped {len(result.skipped)} unconvertible state files: {', '.join(result.skipped)}")
+    if result.merged_file:
+        print(f"merged small archive files into {result.merged_file}")
+    return 0

@@ -1,0 +1,208 @@
+"""Which instants the archiver moves out of `.hoodie/` (HoodieTimelineArchiver.getInstantsToArchive, 0.15).
+
+Selecting decides and writes nothing. Every fence is reported with the instant it stands at and the
+reason, so `--dry-run` can say why an instant stays active (table-services.md sections 5.2-5.5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hudi_assets.archive.config import ArchiveConfig, KeepRange, keep_range
+from hudi_assets.avro import deserialize_metadata
+from hudi_assets.exceptions import UnsupportedTableError
+from hudi_assets.storage import Storage
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.instant import CLEAN, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK, Instant, State
+from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline, Timeline
+
+METADATA_TABLE_FOLDER = f"{METAFOLDER}/metadata"
+FILES_PARTITION = "files"
+# Hudi groups clean and rollback instants in a HashMap keyed by action: this is its iteration order.
+_CLEAN_ROLLBACK_ORDER = (ROLLBACK, CLEAN)
+
+
+@dataclass(frozen=True)
+class Fence:
+    """One limit on what may be archived: instants at or after `instant` stay (None: no limit)."""
+
+    name: str
+    instant: str | None
+    reason: str
+
+
+@dataclass
+class ArchiveSelection:
+    """The decision: instants to archive and every state file that goes with them, in writing order."""
+
+    keep: KeepRange
+    fences: list[Fence] = field(default_factory=list)
+    clean_rollback: list[Instant] = field(default_factory=list)
+    commits: list[Instant] = field(default_factory=list)
+    instants: list[Instant] = field(default_factory=list)
+    state_files: list[Instant] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.state_files)
+
+
+def _clean_and_rollback(timeline: Timeline, keep: KeepRange) -> list[Instant]:
+    """Completed cleans and rollbacks, per action: over max -> the oldest (size - min)."""
+    selected: list[Instant] = []
+    for action in _CLEAN_ROLLBACK_ORDER:
+        group = timeline.filter_actions({action}).filter_completed().instants
+        if len(group) > keep.max_commits:
+            selected.extend(group[:len(group) - keep.min_commits])
+    return selected
+
+
+def _pending_fence(active: ActiveTimeline, table_commits: Timeline) -> Fence:
+    pending = active.write_timeline().filter_pending().first()
+    if pending is None:
+        return Fence("oldest pending write", None, "no requested/inflight write, compaction or clustering")
+    before = [i for i in table_commits if i.timestamp < pending.timestamp]
+    if before:
+        return Fence("oldest pending write", before[-1].timestamp,
+                     f"oldest pending instant is {pending}; the completed commit before it, "
+                     f"{before[-1].timestamp}, is retained")
+    return Fence("oldest pending write", pending.timestamp,
+                 f"oldest pending instant is {pending} and no completed commit precedes it")
+
+
+def _compaction_fence(active: ActiveTimeline, is_mor: bool, config: ArchiveConfig) -> Fence:
+    """CompactionUtils.getOldestInstantToRetainForCompaction (0.15, HUDI-7532: last compaction = `commit`)."""
+    name = "MOR compaction"
+    if not is_mor:
+        return Fence(name, None, "not a MERGE_ON_READ table")
+    if config.compaction_trigger not in ("NUM_COMMITS", "NUM_AND_TIME"):
+        return Fence(name, None, f"compaction trigger {config.compaction_trigger} is not count based")
+    last = active.filter_actions({COMMIT}).filter_completed().last()
+    deltas = active.filter_actions({DELTA_COMMIT})
+    if last is not None:
+        since = [i for i in deltas if i.timestamp > last.timestamp]
+        anchor = last
+    else:
+        if not deltas:
+            return Fence(name, None, "no completed compaction and no delta commits")
+        anchor = deltas.first()
+        since = [i for i in deltas if i.timestamp >= anchor.timestamp]
+    if len(since) < config.max_delta_commits:
+        what = f"last compaction {anchor.timestamp}" if last else f"first delta commit {anchor.timestamp}"
+        return Fence(name, anchor.timestamp,
+                     f"{len(since)} delta commits since it < hoodie.compact.inline.max.delta.commits="
+                     f"{config.max_delta_commits}: keep from {what}")
+    fence = since[len(since) - config.max_delta_commits]
+    return Fence(name, fence.timestamp,
+                 f"keep the last {config.max_delta_commits} delta commits (max.delta.commits) so compaction "
+                 "can still be scheduled")
+
+
+def _cleaner_plan_ectr(active: ActiveTimeline, clean: Instant) -> str | None:
+    requested = Instant(clean.timestamp, CLEAN, State.REQUESTED)
+    path = active.state_file_path(requested)
+    plan = deserialize_metadata(active.read_details(requested), "HoodieCleanerPlan", active.storage.uri(path))
+    earliest = plan.get("earliestInstantToRetain") or {}
+    return earliest.get("timestamp") or None
+
+
+def _clustering_fence(active: ActiveTimeline) -> Fence:
+    """ClusteringUtils.getOldestInstantToRetainForClustering (0.14/0.15, with the inflight part)."""
+    name = "clustering"
+    replaces = active.filter_actions({REPLACE_COMMIT})
+    if not replaces:
+        return Fence(name, None, "no replacecommit in the active timeline")
+    last_clean = active.clean_timeline().filter_completed().last()
+    if last_clean is not None:
+        ectr = _cleaner_plan_ectr(active, last_clean)
+        lower = ectr or last_clean.timestamp
+        fence = next((i for i in replaces if i.timestamp >= lower), None)
+        basis = (f"last clean {last_clean.timestamp} retains from {ectr}" if ectr
+                 else f"last clean {last_clean.timestamp} has no earliest commit to retain")
+        reason = (f"{basis}: first replacecommit at or after it is {fence.timestamp}" if fence
+                  else f"{basis}: no replacecommit at or after it")
+    else:
+        fence = replaces.first()
+        reason = f"no completed clean: first replacecommit {fence.timestamp} may still hide replaced files"
+    inflight = replaces.filter_inflight().first()
+    if inflight is not None:
+        before = active.commits_timeline().filter_completed().before(inflight.timestamp).last()
+        if before is not None and (fence is None or fence.sort_key > before.sort_key):
+            fence = before
+            reason = (f"inflight clustering {inflight.timestamp}: keep the completed commit before it, "
+                      f"{before.timestamp}")
+    return Fence(name, fence.timestamp if fence else None, reason)
+
+
+def _savepoint_fence(active: ActiveTimeline, config: ArchiveConfig) -> tuple[Fence, set[str]]:
+    savepoints = active.savepoint_timeline()
+    times = set(savepoints.timestamps)
+    if not savepoints:
+        return Fence("savepoint", None, "no completed savepoint"), times
+    if config.archive_beyond_savepoint:
+        return Fence("savepoint", None, "hoodie.archive.beyond.savepoint=true: only savepointed commits "
+                                        f"{sorted(times)} stay"), times
+    first = savepoints.first().timestamp
+    return Fence("savepoint", first, f"first savepoint {first}: nothing at or after it is archived"), times
+
+
+def _metadata_table_fence(table: HoodieTable) -> Fence | None:
+    """Data table with a metadata table: keep instants at or after the MDT's latest compaction."""
+    name = "metadata table"
+    if FILES_PARTITION not in table.config.metadata_partitions:
+        return None
+    storage = table.storage
+    mdt = Storage(f"{storage.base_uri}/{METADATA_TABLE_FOLDER}", storage.options)
+    if not mdt.exists(f"{METAFOLDER}/hoodie.properties"):
+        return Fence(name, "", "hoodie.table.metadata.partitions lists 'files' but the metadata table at "
+                               f"{METADATA_TABLE_FOLDER} is missing: nothing is archived")
+    compaction = ActiveTimeline.load(mdt).filter_actions({COMMIT}).filter_completed().last()
+    if compaction is None:
+        return Fence(name, "", "metadata table has no completed compaction yet: nothing is archived")
+    return Fence(name, compaction.timestamp,
+                 f"latest metadata-table compaction {compaction.timestamp}: newer instants stay")
+
+
+def select_instants_to_archive(table: HoodieTable, config: ArchiveConfig,
+                               active: ActiveTimeline | None = None) -> ArchiveSelection:
+    """Hudi 0.15's choice of instants to archive, with every fence and its reason."""
+    if table.base_path.rstrip("/").endswith(f"/{METADATA_TABLE_FOLDER}"):
+        raise UnsupportedTableError(f"{table.base_path}: is a metadata table; archive its data table instead")
+    active = active or table.active_timeline
+    is_mor = table.config.is_mor
+    table_commits = active.completed_commits_timeline(is_mor)
+    keep = keep_range(config, active.commits_timeline(), table_commits)
+    selection = ArchiveSelection(keep)
+    selection.clean_rollback = _clean_and_rollback(active, keep)
+
+    savepoint, savepoint_times = _savepoint_fence(active, config)
+    fences = [savepoint, _pending_fence(active, table_commits)]
+    if len(table_commits) > keep.max_commits:
+        fences += [_compaction_fence(active, is_mor, config), _clustering_fence(active)]
+        candidates = []
+        for instant in table_commits:
+            ts = instant.timestamp
+            if config.archive_beyond_savepoint:
+                if ts in savepoint_times:
+                    continue
+            elif savepoint.instant is not None and ts >= savepoint.instant:
+                continue
+            if all(f.instant is None or ts < f.instant for f in fences[1:]):
+                candidates.append(instant)
+        selection.commits = candidates[:max(len(table_commits) - keep.min_commits, 0)]
+    else:
+        selection.notes.append(f"{len(table_commits)} completed commits <= max {keep.max_commits}: "
+                               "no commit is archived")
+    chosen = selection.clean_rollback + selection.commits
+    mdt = _metadata_table_fence(table)
+    if mdt is not None:
+        fences.append(mdt)
+        chosen = [i for i in chosen if i.timestamp < mdt.instant] if mdt.instant else []
+    selection.fences = fences
+    selection.instants = chosen
+    by_key: dict[tuple[str, str], list[Instant]] = {}
+    for raw in active.raw_instants:
+        by_key.setdefault((raw.timestamp, raw.comparable_action), []).append(raw)
+    for instant in chosen:
+        selection.state_files.extend(by_key.get((instant.timestamp, instant.comparable_action), []))
+    return selection

@@ -1,0 +1,183 @@
+"""Exactness of the instants selected for archival against Hudi 0.15's rules (table-services.md 5)."""
+
+from __future__ import annotations
+
+import pytest
+from archive.timeline_builder import TimelineBuilder, ts
+
+from hudi_assets.archive import ArchiveConfig, select_instants_to_archive
+from hudi_assets.archive.config import parse_instant_time
+from hudi_assets.config import WriteConfig
+from hudi_assets.exceptions import InvalidConfigError
+
+SMALL = ArchiveConfig(min_commits=5, max_commits=8, commits_retained=3)
+
+
+def _times(instants):
+    return [i.timestamp for i in instants]
+
+
+def _commits(b: TimelineBuilder, n: int, skip=(), action="commit"):
+    for i in range(n):
+        if i not in skip:
+            b.commit(ts(i), action)
+
+
+def test_commits_and_cleans_by_their_own_min_max(tmp_path):
+    b = TimelineBuilder(tmp_path)
+    _commits(b, 40)
+    for i in range(12):
+        b.clean(ts(100 + i), ts(30))
+    for i in range(9):
+        b.rollback(ts(200 + i), ts(1))
+    sel = select_instants_to_archive(b.table(), SMALL)
+    assert _times(sel.commits) == [ts(i) for i in range(35)]
+    # 12 cleans > max 8 -> oldest 7; 9 rollbacks > 8 -> oldest 4; rollback group first (HashMap order)
+    assert _times(sel.clean_rollback) == [ts(200 + i) for i in range(4)] + [ts(100 + i) for i in range(7)]
+    # every state file goes along: requested, inflight, completed
+    assert len(sel.state_files) == 3 * (35 + 7 + 4)
+    assert [i.state.name for i in sel.state_files[:3]] == ["REQUESTED", "INFLIGHT", "COMPLETED"]
+
+
+def test_nothing_when_at_most_max(tmp_path):
+    b = TimelineBuilder(tmp_path)
+    _commits(b, 8)
+    assert not select_instants_to_archive(b.table(), SMALL)
+
+
+@pytest.mark.parametrize("parsable", [True, False])
+def test_min_adjusted_by_cleaner_only_when_latest_commit_parses(tmp_path, parsable):
+    """Trap 6: the cleaner-derived min exists only when the newest commit time parses as a date."""
+    b = TimelineBuilder(tmp_path)
+    times = [ts(i) for i in range(40)] if parsable else [f"{i + 1:08d}" for i in range(40)]
+    for t in times:
+        b.commit(t)
+    config = ArchiveConfig(min_commits=5, max_commits=8, commits_retained=10)
+    sel = select_instants_to_archive(b.table(), config)
+    if parsable:
+        # ECTR = 31st commit; 9 commits after it + 2 = 11 -> min 11, max 14
+        assert (sel.keep.min_commits, sel.keep.max_commits, sel.keep.adjusted) == (11, 14, True)
+        assert _times(sel.commits) == times[:29]
+    else:
+        assert (sel.keep.min_commits, sel.keep.max_commits, sel.keep.adjusted) == (5, 8, False)
+        assert _times(sel.commits) == times[:35]
+
+
+@pytest.mark.parametrize("beyond", [False, True])
+def test_savepoint(tmp_path, beyond):
+    b = TimelineBuilder(tmp_path)
+    _commits(b, 40)
+    b.savepoint(ts(10))
+    config = ArchiveConfig(min_commits=5, max_commits=8, commits_retained=3, archive_beyond_savepoint=beyond)
+    sel = select_instants_to_archive(b.table(), config)
+    if beyond:
+        assert _times(sel.commits) == [ts(i) for i in range(36) if i != 10]
+    else:
+        assert _times(sel.commits) == [ts(i) for i in range(10)]
+    assert all(i.action != "savepoint" for i in sel.instants)
+
+
+def test_pending_compaction_and_mor_delta_commits(tmp_path):
+    b = TimelineBuilder(tmp_path, "MERGE_ON_READ")
+    _commits(b, 40, action="deltacommit")
+    b.compaction(ts(20) + "5")  # between ts(20) and ts(21)
+    sel = select_instants_to_archive(b.table(), ArchiveConfig(min_commits=5, max_commits=8))
+    # oldest pending = compaction -> retain from the completed commit before it, ts(20)
+    assert _times(sel.commits) == [ts(i) for i in range(20)]
+
+
+@pytest.mark.parametrize("max_delta, expected", [(10, 30), (40, 10)])
+def test_mor_compaction_fence(tmp_path, max_delta, expected):
+    b = TimelineBuilder(tmp_path, "MERGE_ON_READ")
+    _commits(b, 40, skip={10}, action="deltacommit")
+    b.compaction(ts(10), "COMPLETED")
+    config = ArchiveConfig(min_commits=5, max_commits=8, commits_retained=3, max_delta_commits=max_delta)
+    sel = select_instants_to_archive(b.table(), config)
+    assert _times(sel.commits) == [ts(i) for i in range(expected)]
+    expanded = [i.file_name for i in sel.state_files if i.timestamp == ts(10)]
+    assert expected == 10 or expanded == [
+        f"{ts(10)}.compaction.requested", f"{ts(10)}.compaction.inflight", f"{ts(10)}.commit"]
+
+
+def test_pending_clustering_requested(tmp_path):
+    b = TimelineBuilder(tmp_path)
+    _commits(b, 40, skip={25})
+    b.clustering(ts(25), "REQUESTED")
+    sel = select_instants_to_archive(b.table(), SMALL)
+    # fences: pending ts(25) -> keep from ts(24); clustering -> first replacecommit ts(25). The pending
+    # replacecommit also pins the cleaner's ECTR at ts(24): min = 14 later commits + 2 = 16 -> 39 - 16 = 23
+    assert sel.keep.min_commits == 16
+    assert _times(sel.commits) == [ts(i) for i in range(23)]
+
+
+@pytest.mark.parametrize("with_clean", [True, False])
+def test_inflight_clustering_and_last_clean_plan(tmp_path, with_clean):
+    b = TimelineBuilder(tmp_path)
+    _commits(b, 40, skip={5, 30})
+    b.clustering(ts(5), "COMPLETED")
+    b.clustering(ts(30), "INFLIGHT")
+    if with_clean:
+        b.clean(ts(50), ts(8))
+    sel = select_instants_to_archive(b.table(), SMALL)
+    if with_clean:
+        # clean plan retains from ts(8): fence = first replacecommit >= it (ts 30), then the inflight
+        # clustering pulls it to ts(29); cleaner-derived min 11 limits to 39 - 11 = 28 instants
+        assert sel.keep.min_commits == 11
+        assert _times(sel.commits) == [ts(i) for i in range(28)]
+    else:
+        # no clean: the first replacecommit (completed clustering at ts 5) is the fence
+        assert _times(sel.commits) == [ts(i) for i in range(5)]
+
+
+def test_failed_write(tmp_path):
+    b = TimelineBuilder(tmp_path)
+    _commits(b, 40, skip={15})
+    b.commit(ts(15), state="INFLIGHT")
+    sel = select_instants_to_archive(b.table(), SMALL)
+    # pending fence keeps from ts(14); the failed write pins the cleaner's ECTR at ts(14) too (trap 1):
+    # min = 24 later commits + 2 = 26, so only 39 - 26 = 13 go
+    assert sel.fences[1].instant == ts(14) and sel.keep.min_commits == 26
+    assert _times(sel.commits) == [ts(i) for i in range(13)]
+
+
+def test_metadata_table_never_compacted_archives_nothing(tmp_path):
+    """Trap 7."""
+    b = TimelineBuilder(tmp_path, props={"hoodie.table.metadata.partitions": "files"})
+    _commits(b, 40)
+    for i in range(12):
+        b.clean(ts(100 + i), ts(30))
+    b.metadata_table([], [ts(i) for i in range(40)])
+    sel = select_instants_to_archive(b.table(), SMALL)
+    assert sel.commits and sel.clean_rollback and not sel.instants and not sel.state_files
+
+
+def test_metadata_table_fence_at_latest_compaction(tmp_path):
+    b = TimelineBuilder(tmp_path, props={"hoodie.table.metadata.partitions": "files"})
+    _commits(b, 40)
+    for i in range(12):
+        b.clean(ts(100 + i), ts(30))
+    b.metadata_table([ts(12) + "001", ts(20) + "001"], [ts(i) for i in range(40)])
+    sel = select_instants_to_archive(b.table(), SMALL)
+    assert _times(sel.instants) == [ts(i) for i in range(21)]  # ts(20) < ts(20)001: archivable
+
+
+def test_config_sources_and_validation(tmp_path):
+    b = TimelineBuilder(tmp_path, props={"hoodie.keep.min.commits": "7"})
+    props = tmp_path / "p.properties"
+    props.write_text("hoodie.keep.max.commits=12\nhoodie.keep.min.commits=8\n")
+    config = WriteConfig.load(b.table().config.props, str(props), ["hoodie.keep.min.commits=9"])
+    archive = ArchiveConfig.from_write_config(config)
+    assert (archive.min_commits, archive.max_commits) == (9, 12)
+    with pytest.raises(InvalidConfigError, match=r"Increase hoodie\.keep\.max\.commits=12"):
+        ArchiveConfig.from_write_config(WriteConfig.load({}, str(props), ["hoodie.keep.min.commits=12"]))
+    hours = ArchiveConfig.from_write_config(WriteConfig.load({}, None, ["hoodie.cleaner.hours.retained=5"]))
+    assert hours.cleaner_policy == "KEEP_LATEST_BY_HOURS"
+
+
+def test_parse_instant_time():
+    assert parse_instant_time("20240101000000000") is not None
+    assert parse_instant_time("20240101000000") is not None
+    assert parse_instant_time("20240101000000000001") is not None
+    assert parse_instant_time("00000008") is None
+    assert parse_instant_time("1015") is None
+    assert parse_instant_time("20241301000000000") is None

@@ -1,0 +1,215 @@
+"""Writing, deleting, merging, recovery, CLI and crash safety of HoodieTimelineArchiver."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from archive.timeline_builder import TimelineBuilder, ts
+from refdata import shared_path
+
+from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
+from hudi_assets.archive.archiver import PAUSE_ENV
+from hudi_assets.archive.conversion import convert_commit_metadata
+from hudi_assets.avro import deserialize_metadata, serialize_metadata
+from hudi_assets.cli import main
+from hudi_assets.logformat.block import BlockType
+from hudi_assets.logformat.reader import read_blocks
+from hudi_assets.timeline.archived import MERGE_PLAN_FILE, ArchivedTimeline
+
+SMALL = ArchiveConfig(min_commits=5, max_commits=8, commits_retained=3)
+CONF = ["--hoodie-conf", "hoodie.keep.min.commits=5", "--hoodie-conf", "hoodie.keep.max.commits=8",
+        "--hoodie-conf", "hoodie.cleaner.commits.retained=3"]
+
+
+def _table(tmp_path, n=40, cleans=12):
+    b = TimelineBuilder(tmp_path)
+    for i in range(n):
+        b.commit(ts(i))
+    for i in range(cleans):
+        b.clean(ts(100 + i), ts(30))
+    return b
+
+
+def _keys(table):
+    active = {(i.timestamp, i.comparable_action) for i in table.reload_timeline()}
+    archived = {(i.timestamp, i.comparable_action) for i in ArchivedTimeline.load(table).instants()}
+    return active, archived
+
+
+def test_archive_writes_decodes_and_deletes(tmp_path):
+    b = _table(tmp_path)
+    (tmp_path / ".hoodie/.temp" / ts(0)).mkdir(parents=True)
+    table = b.table()
+    originals = {(i.timestamp, i.action, i.state): table.active_timeline.read_details(i)
+                 for i in table.active_timeline.raw_instants}
+    result = HoodieTimelineArchiver(table, SMALL).archive_if_required()
+    assert result.records_written == 3 * (35 + 7) and result.markers_removed == 1
+    assert not (tmp_path / ".hoodie/.temp" / ts(0)).exists()
+    active, archived = _keys(table)
+    assert sorted(t for t, _ in active if _ == "commit") == [ts(i) for i in range(35, 40)]
+    assert len([a for a in active if a[1] == "clean"]) == 5 and len(archived) == 42
+    data = (tmp_path / ".hoodie/archived/.commits_.archive.1_1-0-1").read_bytes()
+    blocks = list(read_blocks(data))
+    assert all(b.block_type == BlockType.AVRO_DATA for b in blocks) and len(blocks) == 13  # 126 / 10
+    for entry in ArchivedTimeline.load(table).entries():
+        i = entry.instant
+        raw = originals[(i.timestamp, i.action, i.state)]
+        assert entry.record["version"] is None and len(entry.record["stateTransitionTime"]) == 17
+        if i.action == "commit" and i.state.name != "REQUESTED":
+            assert entry.payload == convert_commit_metadata(json.loads(raw))
+            assert entry.payload["extraMetadata"]["ROLLING_STAT"] == ""
+        elif i.action == "commit":
+            assert entry.payload is None  # empty requested file
+        elif i.state.name == "COMPLETED":
+            assert entry.payload == deserialize_metadata(raw, "HoodieCleanMetadata", "x")
+        else:
+            assert entry.payload == deserialize_metadata(raw, "HoodieCleanerPlan", "x")
+    # a second run has nothing to do and writes no file
+    again = HoodieTimelineArchiver(b.table(), SMALL).archive_if_required()
+    assert again.archive_file is None
+    assert len(list((tmp_path / ".hoodie/archived").iterdir())) == 1
+
+
+def test_entries_decode_with_hudi_schema(tmp_path):
+    avro_dir = shared_path("reference", "avro")
+    import re
+
+    import fastavro
+
+    texts = [json.loads(re.sub(r"/\*.*?\*/", "", p.read_text(), flags=re.DOTALL))
+             for p in sorted(Path(avro_dir).glob("*.avsc"))]
+    named: dict = {}
+    pending = texts
+    for _ in range(len(texts)):  # parse in dependency order
+        failed = []
+        for text in pending:
+            try:
+                fastavro.parse_schema(text, named_schemas=named)
+            except Exception:
+                failed.append(text)
+        pending = failed
+    schema = fastavro.parse_schema(next(t for t in texts if t["name"] == "HoodieArchivedMetaEntry"),
+                                   named_schemas=named)
+    b = _table(tmp_path)
+    b.compaction(ts(3) + "5", "COMPLETED")
+    b.rollback(ts(300), ts(1))
+    table = b.table()
+    HoodieTimelineArchiver(table, SMALL).archive_if_required()
+    count = 0
+    import io
+    for block in read_blocks((tmp_path / ".hoodie/archived/.commits_.archive.1_1-0-1").read_bytes()):
+        content = io.BytesIO(block.content)
+        content.read(4)
+        n = int.from_bytes(content.read(4), "big")
+        writer = json.loads(block.header[next(k for k in block.header if int(k) == 2)])
+        for _ in range(n):
+            size = int.from_bytes(content.read(4), "big")
+            record = fastavro.schemaless_reader(io.BytesIO(content.read(size)), writer, schema)
+            assert record["actionType"] in ("commit", "clean", "compaction")
+            count += 1
+    assert count > 100
+
+
+def _archive_files(tmp_path):
+    return sorted(p.name for p in (tmp_path / ".hoodie/archived").glob(".commits_.archive*"))
+
+
+def test_merge_small_archive_files_and_recovery(tmp_path):
+    b = TimelineBuilder(tmp_path)
+    config = ArchiveConfig(min_commits=1, max_commits=2, commits_retained=1, merge_enable=True,
+                           merge_files_batch_size=3)
+    for i in range(6):  # each run archives one commit -> one small file per run
+        b.commit(ts(i))
+        HoodieTimelineArchiver(b.table(), config).archive_if_required()
+    files = _archive_files(tmp_path)
+    # runs 3 and 6 merged three files each into the next version
+    assert files == [".commits_.archive.4_1-0-1", ".commits_.archive.5_1-0-1", ".commits_.archive.8_1-0-1"] \
+        or len(files) < 6
+    table = b.table()
+    active, archived = _keys(table)
+    assert {t for t, _ in archived} == {ts(i) for i in range(4)} and not (active & archived)
+    # recovery: a plan whose candidates all exist -> the partial merged file is removed
+    storage = table.storage
+    cands = [storage.uri(f".hoodie/archived/{f}") for f in files]
+    storage.write(".hoodie/archived/.commits_.archive.99_1-0-1", b"#HUDI#garbage")
+    storage.write(f".hoodie/archived/{MERGE_PLAN_FILE}", serialize_metadata("HoodieMergeArchiveFilePlan", {
+        "version": 1, "candidate": cands, "mergedArchiveFileName": ".commits_.archive.99_1-0-1"}))
+    assert len(ArchivedTimeline.load(table).instants()) == 4  # readers tolerate the half-written file
+    HoodieTimelineArchiver(b.table(), config).archive_if_required()
+    assert ".commits_.archive.99_1-0-1" not in _archive_files(tmp_path)
+    assert not storage.exists(f".hoodie/archived/{MERGE_PLAN_FILE}")
+    # unreadable plan -> deleted
+    storage.write(f".hoodie/archived/{MERGE_PLAN_FILE}", b"junk")
+    HoodieTimelineArchiver(b.table(), config).archive_if_required()
+    assert not storage.exists(f".hoodie/archived/{MERGE_PLAN_FILE}")
+
+
+def test_cli_dry_run_and_exit_codes(tmp_path, capsys):
+    _table(tmp_path)
+    assert main(["archive", str(tmp_path), "--dry-run", *CONF]) == 0
+    out = capsys.readouterr().out
+    assert "fence oldest pending write" in out and "35 commit instants selected" in out
+    assert len(list((tmp_path / ".hoodie").glob("*.commit"))) == 40
+    assert main(["archive", str(tmp_path), "--hoodie-conf", "hoodie.keep.max.commits=3"]) == 2
+    assert main(["archive", str(tmp_path / "missing")]) == 2
+    assert main(["archive", str(tmp_path), *CONF]) == 0
+    assert len(list((tmp_path / ".hoodie").glob("*.commit"))) == 5
+    assert main(["archive", str(tmp_path), *CONF]) == 0  # nothing to do
+
+
+@pytest.mark.parametrize("step", ["before-write", "after-write", "deleting-completed", "merge-plan-written",
+                                  "merge-file-written"])
+def test_sigkill_then_next_run_completes(tmp_path, step):
+    b = _table(tmp_path)
+    conf = [*CONF, "--hoodie-conf", "hoodie.archive.merge.enable=true",
+            "--hoodie-conf", "hoodie.archive.merge.files.batch.size=2"]
+    if step.startswith("merge"):  # one earlier archive file, so the run after this one merges two
+        b2 = ArchiveConfig(min_commits=5, max_commits=8, commits_retained=3)
+        HoodieTimelineArchiver(b.table(), b2).archive_if_required()
+        for i in range(40, 50):
+            b.commit(ts(i))
+    before_active, before_archived = _keys(b.table())
+    everything = before_active | before_archived
+    env = {**os.environ, PAUSE_ENV: step}
+    proc = subprocess.Popen([sys.executable, "-m", "hudi_assets.cli", "archive", str(tmp_path), *conf],
+                            stderr=subprocess.PIPE, env=env, text=True)
+    deadline = time.monotonic() + 60
+    for line in proc.stderr:
+        if line.startswith(f"PAUSED {step}") or time.monotonic() > deadline:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    table = b.table()
+    active, archived = _keys(table)
+    assert everything <= active | archived, "an instant was lost"
+    assert main(["archive", str(tmp_path), *conf]) == 0
+    active, archived = _keys(b.table())
+    assert everything <= active | archived
+    assert len([a for a in active if a[1] == "commit"]) == 5
+    assert not (tmp_path / ".hoodie/archived" / MERGE_PLAN_FILE).exists()
+
+
+def test_five_thousand_commits_archive_to_configured_size(tmp_path):
+    b = TimelineBuilder(tmp_path)
+    hoodie = tmp_path / ".hoodie"
+    body = (json.dumps({"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {},
+                        "operationType": "UPSERT"})).encode()
+    for i in range(5000):
+        t = f"20240101{i:09d}"
+        (hoodie / f"{t}.commit.requested").write_bytes(b"")
+        (hoodie / f"{t}.inflight").write_bytes(body)
+        (hoodie / f"{t}.commit").write_bytes(body)
+    for i in range(200):
+        b.clean(f"20240102{i:09d}", "20240101000004990")
+    result = HoodieTimelineArchiver(b.table(), ArchiveConfig()).archive_if_required()
+    active = b.table().reload_timeline()
+    assert len(active.completed_commits_timeline(False)) == 20
+    assert len(active.clean_timeline()) == 20
+    assert result.records_written == 3 * (4980 + 180)
