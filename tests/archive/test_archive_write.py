@@ -123,25 +123,33 @@ def _archive_files(tmp_path):
 
 def test_merge_small_archive_files_and_recovery(tmp_path):
     b = TimelineBuilder(tmp_path)
-    config = ArchiveConfig(min_commits=1, max_commits=2, commits_retained=1, merge_enable=True,
-                           merge_files_batch_size=3)
-    for i in range(6):  # each run archives one commit -> one small file per run
-        b.commit(ts(i))
+    # FILE_VERSIONS: no earliest commit to retain, so min/max stay 1/2 and every run archives two.
+    config = ArchiveConfig(min_commits=1, max_commits=2, cleaner_policy="KEEP_LATEST_FILE_VERSIONS",
+                           merge_enable=True, merge_files_batch_size=3)
+    b.commit(ts(0))
+    seen = []
+    for run in range(4):
+        b.commit(ts(2 * run + 1))
+        b.commit(ts(2 * run + 2))
         HoodieTimelineArchiver(b.table(), config).archive_if_required()
-    files = _archive_files(tmp_path)
-    # runs 3 and 6 merged three files each into the next version
-    assert files == [".commits_.archive.4_1-0-1", ".commits_.archive.5_1-0-1", ".commits_.archive.8_1-0-1"] \
-        or len(files) < 6
+        seen.append(_archive_files(tmp_path))
+    # The third run's file makes three small files: merged into version 4, candidates deleted.
+    assert seen == [[".commits_.archive.1_1-0-1"],
+                    [".commits_.archive.1_1-0-1", ".commits_.archive.2_1-0-1"],
+                    [".commits_.archive.4_1-0-1"],
+                    [".commits_.archive.4_1-0-1", ".commits_.archive.5_1-0-1"]]
+    files = seen[-1]
     table = b.table()
     active, archived = _keys(table)
-    assert {t for t, _ in archived} == {ts(i) for i in range(4)} and not (active & archived)
+    assert {t for t, _ in archived} == {ts(i) for i in range(8)} and not (active & archived)
+    assert [i.timestamp for i in table.active_timeline] == [ts(8)]
     # recovery: a plan whose candidates all exist -> the partial merged file is removed
     storage = table.storage
     cands = [storage.uri(f".hoodie/archived/{f}") for f in files]
     storage.write(".hoodie/archived/.commits_.archive.99_1-0-1", b"#HUDI#garbage")
     storage.write(f".hoodie/archived/{MERGE_PLAN_FILE}", serialize_metadata("HoodieMergeArchiveFilePlan", {
         "version": 1, "candidate": cands, "mergedArchiveFileName": ".commits_.archive.99_1-0-1"}))
-    assert len(ArchivedTimeline.load(table).instants()) == 4  # readers tolerate the half-written file
+    assert len(ArchivedTimeline.load(table).instants()) == 8  # readers tolerate the half-written file
     HoodieTimelineArchiver(b.table(), config).archive_if_required()
     assert ".commits_.archive.99_1-0-1" not in _archive_files(tmp_path)
     assert not storage.exists(f".hoodie/archived/{MERGE_PLAN_FILE}")
