@@ -1,0 +1,79 @@
+"""`hudi-assets clean PATH`: run Hudi's cleaner on a table (or show its plan with --dry-run)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hudi_assets.cli import add_table_arguments, load_write_config, open_engine, open_table
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "clean", help="clean old file versions as Hudi 0.15's cleaner does",
+        description="Finish pending cleans, plan a new clean with Hudi's policy settings and run it.")
+    add_table_arguments(parser, config=True, engine=True)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the plan (files, bytes, ECTR, policy) and write nothing")
+    parser.set_defaults(func=run)
+
+
+def _print_plan(table, plan, pending: list[str]) -> None:
+    from hudi_assets.fsview import FileSystemView
+
+    ectr = plan.earliest_instant_to_retain
+    print(f"policy: {plan.policy}")
+    print(f"earliest commit to retain: {f'{ectr.timestamp} ({ectr.action})' if ectr else 'none'}")
+    print(f"last completed commit: {plan.last_completed_commit_timestamp or 'none'}")
+    if pending:
+        print(f"pending cleans to finish first: {', '.join(pending)}")
+    view = FileSystemView(table)
+    total_bytes = 0
+    for partition in sorted(plan.file_paths_to_delete):
+        files = plan.file_paths_to_delete[partition]
+        sizes = view.file_sizes(partition) if table.storage.exists(partition) else {}
+        names = [f.file_path.rpartition("/")[2] for f in files]
+        size = sum(sizes.get(n, 0) for n in names)
+        total_bytes += size
+        print(f"partition {partition or '(none)'}: {len(files)} files, {size} bytes")
+        for name in names:
+            print(f"  {name}  {sizes.get(name, 0)}")
+    for partition in plan.partitions_to_delete:
+        print(f"partition to delete: {partition}")
+    print(f"dry run: {plan.total_files} files, {total_bytes} bytes would be deleted "
+          f"in {len(plan.file_paths_to_delete)} partitions; nothing written")
+
+
+def run(args: argparse.Namespace) -> int:
+    from hudi_assets.clean.config import CleanConfig
+    from hudi_assets.clean.executor import (
+        CleanActionExecutor,
+        clean_table,
+        refuse_metadata_table,
+        schedule_clean,
+    )
+
+    table = open_table(args)
+    write_config = load_write_config(args, table)
+    config = CleanConfig.from_write_config(write_config)
+    refuse_metadata_table(table)
+    engine = open_engine(args, write_config)
+    if args.dry_run:
+        pending = [i.timestamp for i in CleanActionExecutor(table, config, engine).pending_cleans()]
+        plan, _ = schedule_clean(table, config, engine, dry_run=True)
+        _print_plan(table, plan, pending)
+        return 0
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rdeleted {done} of {total} files", end="", file=sys.stderr, flush=True)
+        if done == total:
+            print(file=sys.stderr)
+
+    result = clean_table(table, config, engine, progress=progress)
+    if not result.completed:
+        print(f"nothing to clean ({config.policy}): no plan lists a file")
+    else:
+        cleans = ", ".join(result.completed)
+        print(f"cleaned {table.config.name}: {result.files_deleted} files deleted, "
+              f"{result.partitions_deleted} partitions deleted, clean instant(s) {cleans}")
+    return 0

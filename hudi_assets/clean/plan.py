@@ -1,0 +1,151 @@
+"""Clean plan (`HoodieCleanerPlan` v2) and clean result (`HoodieCleanMetadata` v2) records.
+
+Maps are written in Java `HashMap` iteration order, as Hudi's `Collectors.toMap` leaves them, so
+the Avro bytes match what Hudi would write for the same plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hudi_assets.avro import deserialize_metadata, serialize_metadata
+from hudi_assets.demo.formats import java_hashmap_order
+from hudi_assets.timeline.instant import Instant
+
+CLEAN_PLAN_VERSION = 2
+CLEAN_METADATA_VERSION = 2
+SAVEPOINTED_TIMESTAMPS = "savepointed_timestamps"
+
+
+def _hashmap(mapping: dict[str, Any]) -> dict[str, Any]:
+    return {key: mapping[key] for key in java_hashmap_order(mapping)}
+
+
+@dataclass(frozen=True, slots=True)
+class CleanFileInfo:
+    """A file to delete: its full path as Hudi records it, and whether it is a bootstrap source file."""
+
+    file_path: str
+    is_bootstrap_base_file: bool = False
+
+
+@dataclass
+class CleanerPlan:
+    """What a clean will delete; `earliest_instant_to_retain` is None for KEEP_LATEST_FILE_VERSIONS."""
+
+    earliest_instant_to_retain: Instant | None
+    last_completed_commit_timestamp: str
+    policy: str
+    file_paths_to_delete: dict[str, list[CleanFileInfo]] = field(default_factory=dict)
+    partitions_to_delete: list[str] = field(default_factory=list)
+    extra_metadata: dict[str, str] | None = None
+    version: int = CLEAN_PLAN_VERSION
+
+    @property
+    def ectr_timestamp(self) -> str | None:
+        return self.earliest_instant_to_retain.timestamp if self.earliest_instant_to_retain else None
+
+    @property
+    def total_files(self) -> int:
+        return sum(len(files) for files in self.file_paths_to_delete.values())
+
+    def to_record(self) -> dict[str, Any]:
+        ectr = self.earliest_instant_to_retain
+        return {
+            "earliestInstantToRetain": None if ectr is None else {
+                "timestamp": ectr.timestamp, "action": ectr.action, "state": ectr.state.name},
+            "lastCompletedCommitTimestamp": self.last_completed_commit_timestamp,
+            "policy": self.policy,
+            "filesToBeDeletedPerPartition": {},
+            "version": self.version,
+            "filePathsToBeDeletedPerPartition": _hashmap({
+                partition: [{"filePath": f.file_path, "isBootstrapBaseFile": f.is_bootstrap_base_file}
+                            for f in files]
+                for partition, files in self.file_paths_to_delete.items()
+            }),
+            "partitionsToBeDeleted": list(self.partitions_to_delete),
+            "extraMetadata": None if self.extra_metadata is None else _hashmap(self.extra_metadata),
+        }
+
+    def serialize(self) -> bytes:
+        return serialize_metadata("HoodieCleanerPlan", self.to_record())
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any], base_uri: str | None = None) -> CleanerPlan:
+        """A plan as Hudi reads it; a version 1 plan (file names per partition) is upgraded to full
+        paths as Hudi's CleanPlanV2MigrationHandler does, which needs the table's base path."""
+        from hudi_assets.timeline.instant import State
+
+        ectr = record.get("earliestInstantToRetain")
+        instant = None
+        if ectr:
+            instant = Instant(ectr["timestamp"], ectr["action"], State[ectr.get("state") or "COMPLETED"])
+        by_partition: dict[str, list[CleanFileInfo]] = {}
+        for partition, infos in (record.get("filePathsToBeDeletedPerPartition") or {}).items():
+            by_partition[partition] = [CleanFileInfo(i["filePath"], bool(i.get("isBootstrapBaseFile")))
+                                       for i in infos]
+        if (record.get("version") or 1) < 2 and base_uri is not None:
+            for partition, names in (record.get("filesToBeDeletedPerPartition") or {}).items():
+                prefix = f"{base_uri}/{partition}" if partition else base_uri
+                by_partition[partition] = [CleanFileInfo(f"{prefix}/{n}") for n in names]
+        return cls(instant, record.get("lastCompletedCommitTimestamp") or "", record.get("policy") or "",
+                   by_partition, list(record.get("partitionsToBeDeleted") or []),
+                   record.get("extraMetadata"), CLEAN_PLAN_VERSION)
+
+    @classmethod
+    def deserialize(cls, data: bytes, path: str, base_uri: str | None = None) -> CleanerPlan:
+        return cls.from_record(deserialize_metadata(data, "HoodieCleanerPlan", path), base_uri)
+
+
+@dataclass
+class PartitionCleanStat:
+    """One partition's outcome (Hudi's HoodieCleanStat); file lists hold file names."""
+
+    partition: str
+    policy: str
+    delete_path_patterns: list[str] = field(default_factory=list)
+    success_delete_files: list[str] = field(default_factory=list)
+    failed_delete_files: list[str] = field(default_factory=list)
+    success_bootstrap_files: list[str] = field(default_factory=list)  # full paths
+    failed_bootstrap_files: list[str] = field(default_factory=list)
+    bootstrap_patterns: list[str] = field(default_factory=list)
+    is_partition_deleted: bool = False
+
+
+def clean_metadata_record(instant_time: str, time_taken_ms: int, plan: CleanerPlan,
+                          stats: list[PartitionCleanStat]) -> dict[str, Any]:
+    """HoodieCleanMetadata v2 for a finished clean (CleanerUtils.convertCleanMetadata)."""
+    partition_metadata = {}
+    bootstrap_metadata = {}
+    for stat in stats:
+        partition_metadata[stat.partition] = {
+            "partitionPath": stat.partition, "policy": stat.policy,
+            "deletePathPatterns": stat.delete_path_patterns,
+            "successDeleteFiles": stat.success_delete_files,
+            "failedDeleteFiles": stat.failed_delete_files,
+            "isPartitionDeleted": stat.is_partition_deleted,
+        }
+        if stat.bootstrap_patterns or stat.success_bootstrap_files or stat.failed_bootstrap_files:
+            bootstrap_metadata[stat.partition] = {
+                "partitionPath": stat.partition, "policy": stat.policy,
+                "deletePathPatterns": stat.bootstrap_patterns,
+                "successDeleteFiles": stat.success_bootstrap_files,
+                "failedDeleteFiles": stat.failed_bootstrap_files,
+                "isPartitionDeleted": stat.is_partition_deleted,
+            }
+    return {
+        "startCleanTime": instant_time,
+        "timeTakenInMillis": time_taken_ms,
+        "totalFilesDeleted": sum(len(s.success_delete_files) for s in stats),
+        "earliestCommitToRetain": plan.ectr_timestamp or "",
+        "lastCompletedCommitTimestamp": plan.last_completed_commit_timestamp,
+        "partitionMetadata": _hashmap(partition_metadata),
+        "version": CLEAN_METADATA_VERSION,
+        "bootstrapPartitionMetadata": _hashmap(bootstrap_metadata),
+        "extraMetadata": None if plan.extra_metadata is None else _hashmap(plan.extra_metadata),
+    }
+
+
+def serialize_clean_metadata(record: dict[str, Any]) -> bytes:
+    return serialize_metadata("HoodieCleanMetadata", record)

@@ -1,0 +1,304 @@
+"""`CleanPlanner`: Hudi 0.15's decisions of what a clean deletes. It decides; it deletes nothing.
+
+Driver side: the earliest commit to retain (ECTR), the partitions to scan (full or incremental),
+and the timeline-derived sets (replaced file groups, pending compaction operations, savepointed
+files). Per partition, as one engine task each: list the partition, build its file groups and
+decide its files and its deletion flag (`plan_partition`), so a table with many partitions plans
+on a cluster. Spec: table-services.md §3; Hudi: CleanPlanner, CleanerUtils, CleanPlanActionExecutor.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from hudi_assets.clean.config import CleanConfig, CleaningPolicy
+from hudi_assets.clean.plan import SAVEPOINTED_TIMESTAMPS, CleanerPlan, CleanFileInfo
+from hudi_assets.demo.formats import java_hashmap_order
+from hudi_assets.engine import Engine, LocalEngine
+from hudi_assets.fsview import FileSlice, FileSystemView, build_file_groups, list_partitions
+from hudi_assets.storage import Storage
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline import metadata
+from hudi_assets.timeline.instant import REPLACE_COMMIT, Instant
+from hudi_assets.timeline.instant_time import format_instant_time
+from hudi_assets.timeline.timeline import Timeline
+
+log = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------------------ ECTR (CleanerUtils)
+def earliest_commit_to_retain(timeline: Timeline, config: CleanConfig,
+                              now: datetime | None = None) -> Instant | None:
+    """CleanerUtils.getEarliestCommitToRetain over COMMITS+COMPACTION of the active timeline."""
+    commits = timeline.commits_and_compaction_timeline()
+    completed = commits.filter_completed().instants
+    if config.policy == CleaningPolicy.KEEP_LATEST_COMMITS:
+        retained = config.commits_retained
+        if len(completed) <= retained or retained <= 0:
+            return None  # retained = 0: the n-th instant is out of range, never clean
+        candidate = completed[len(completed) - retained]
+        pending = commits.filter_pending().first()
+        if pending is None or candidate.sort_key <= pending.sort_key:
+            return candidate
+        before = [i for i in completed if i.timestamp < pending.timestamp]
+        return before[-1] if before else None
+    if config.policy == CleaningPolicy.KEEP_LATEST_BY_HOURS:
+        cutoff = hours_cutoff(config.hours_retained, now)
+        return next((i for i in completed if i.timestamp >= cutoff), None)
+    return None
+
+
+def hours_cutoff(hours: int, now: datetime | None = None) -> str:
+    """now - hours as `yyyyMMddHHmmssSSS` in the process time zone (Hudi applies the table's zone
+    and then converts back to an absolute instant, so only the JVM default zone matters)."""
+    moment = (now or datetime.now(UTC)) - timedelta(hours=hours)
+    if moment.tzinfo is None:
+        moment = moment.astimezone()
+    return format_instant_time(moment.astimezone().replace(tzinfo=None))
+
+
+# ------------------------------------------------------------------------- per-partition decisions
+@dataclass(frozen=True)
+class PlanContext:
+    """What every partition task shares: small and picklable."""
+
+    storage: Storage
+    base_extension: str
+    policy: str
+    ectr: str | None
+    gate: bool  # KEEP_LATEST_COMMITS / BY_HOURS: enough table commits to clean at all
+    file_versions_retained: int
+    view_timestamps: frozenset[str]
+    view_first: str | None
+    view_last: str | None
+
+    def is_committed(self, instant_time: str) -> bool:
+        if self.view_last is None or instant_time > self.view_last:
+            return False
+        return instant_time in self.view_timestamps or instant_time < (self.view_first or "")
+
+
+@dataclass(frozen=True)
+class PartitionTask:
+    """One partition's share of the timeline-derived sets."""
+
+    partition: str
+    replaced: dict[str, str]  # file id -> replace time
+    compactions: dict[str, tuple[str, str, bool]]  # file id -> (op base instant, plan instant, major)
+    savepointed: frozenset[str]
+
+
+@dataclass(frozen=True)
+class PartitionDecision:
+    partition: str
+    delete_partition: bool
+    files: list[str]  # paths relative to the base path
+    file_sizes: dict[str, int] | None = None
+
+
+def _list_partition(storage: Storage, partition: str) -> list[str]:
+    if partition and not storage.exists(partition):
+        return []
+    return storage.list_names(partition)[0]
+
+
+def plan_partition(ctx: PlanContext, task: PartitionTask) -> PartitionDecision:
+    """List one partition, build its file groups and decide (CleanPlanner.getDeletePaths)."""
+    partition = task.partition
+    names = _list_partition(ctx.storage, partition)
+    groups = build_file_groups(partition, names, ctx.base_extension)
+    for file_id, (_, plan_instant, major) in task.compactions.items():
+        if major and file_id in groups:
+            groups[file_id].slice_at(plan_instant)  # the empty slice of a pending compaction
+    committed: dict[str, list[FileSlice]] = {
+        file_id: [s for s in group.sorted_slices() if ctx.is_committed(s.base_instant)]
+        for file_id, group in groups.items()
+    }
+
+    def protected(file_slice: FileSlice) -> bool:
+        return any(name in task.savepointed for name in file_slice.file_names)
+
+    def needed_for_compaction(file_slice: FileSlice) -> bool:
+        op = task.compactions.get(file_slice.file_id)
+        return op is not None and file_slice.base_instant >= op[0]
+
+    by_commits = ctx.policy != CleaningPolicy.KEEP_LATEST_FILE_VERSIONS
+    if by_commits and not ctx.gate:
+        return PartitionDecision(partition, False, [])
+    ectr = ctx.ectr
+    deletes: list[str] = []
+    live = [fid for fid in groups if fid not in task.replaced]
+    # Replaced file groups: before ECTR (by commits) or all of them (file versions).
+    for file_id, replace_time in task.replaced.items():
+        if file_id not in groups or (by_commits and not replace_time < ectr):
+            continue
+        for file_slice in committed[file_id]:
+            if not protected(file_slice):
+                deletes.extend(file_slice.paths)
+    for file_id in live:
+        slices = committed[file_id]
+        if not slices:
+            continue
+        if by_commits:
+            latest = slices[0].base_instant
+            keep_before = next((s.base_instant for s in slices if s.base_instant < ectr), None)
+            for file_slice in slices:
+                if protected(file_slice) or file_slice.base_instant in (latest, keep_before):
+                    continue
+                if not needed_for_compaction(file_slice) and file_slice.base_instant < ectr:
+                    deletes.extend(file_slice.paths)
+        else:
+            remaining = [s for s in slices if not needed_for_compaction(s)]
+            keep = ctx.file_versions_retained - (1 if file_id in task.compactions else 0)
+            for file_slice in remaining[max(keep, 0):]:
+                if not protected(file_slice):
+                    deletes.extend(file_slice.paths)
+    # No live file group and no pending (uncommitted, non-replaced) files: the partition can go;
+    # by commits, also no file group replaced at or after ECTR.
+    delete_partition = not live
+    if by_commits and delete_partition:
+        delete_partition = all(t < ectr for t in task.replaced.values())
+    return PartitionDecision(partition, delete_partition, deletes)
+
+
+# ------------------------------------------------------------------------------------- planner
+class CleanPlanner:
+    """Hudi's CleanPlanner over one snapshot of the active timeline."""
+
+    def __init__(self, table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
+                 now: datetime | None = None):
+        self.table = table
+        self.config = config
+        self.engine = engine or LocalEngine()
+        self.now = now
+        self.timeline = table.active_timeline
+        self.view = FileSystemView(table, self.engine, parallelism=config.parallelism)
+        self.commit_timeline = self.timeline.completed_commits_timeline(table.is_mor)  # TABLE-COMMITS
+        self.empty_last_clean: Instant | None = None  # found empty: the scheduler deletes it
+
+    # ----------------------------------------------------------------- timeline-level decisions
+    def earliest_commit_to_retain(self) -> Instant | None:
+        return earliest_commit_to_retain(self.timeline, self.config, self.now)
+
+    def last_completed_commit_timestamp(self) -> str:
+        last = self.commit_timeline.last()
+        return last.timestamp if last else ""
+
+    def savepointed_timestamps(self) -> list[str]:
+        """0.15: current completed savepoints, recorded in the plan (partitioned tables only)."""
+        if not self.table.config.is_partitioned:
+            return []
+        return self.timeline.savepoint_timeline().timestamps
+
+    def partitions_to_clean(self, ectr: Instant | None) -> list[str]:
+        if self.config.policy == CleaningPolicy.KEEP_LATEST_FILE_VERSIONS:
+            return self.all_partitions()
+        if ectr is None:
+            return []
+        if self.config.incremental:
+            last_clean = self.timeline.clean_timeline().filter_completed().last()
+            if last_clean is not None:
+                if not self.timeline.read_details(last_clean):
+                    self.empty_last_clean = last_clean
+                else:
+                    clean = metadata.completed_metadata(self.timeline, last_clean) or {}
+                    previous = clean.get("earliestCommitToRetain") or ""
+                    commits = self.timeline.commits_timeline()
+                    if previous and not commits.is_before_timeline_starts(previous):
+                        return self.incremental_partitions(clean, previous, ectr)
+        return self.all_partitions()
+
+    def all_partitions(self) -> list[str]:
+        listings = list_partitions(self.table.storage, self.engine, self.config.parallelism)
+        return [p.partition for p in listings]
+
+    def _partitions_of(self, instant: Instant) -> list[str]:
+        commit = metadata.commit_metadata(self.timeline, instant)
+        if instant.action == REPLACE_COMMIT:
+            return list(dict.fromkeys([*commit.replaced_file_ids, *commit.partition_to_write_stats]))
+        return list(commit.partition_to_write_stats)
+
+    def incremental_partitions(self, clean: dict, previous_ectr: str, ectr: Instant) -> list[str]:
+        """Partitions of TABLE-COMMITS in [previous ECTR, new ECTR), plus (0.15) the partitions of
+        savepointed commits whose savepoint was removed since the last clean."""
+        found: dict[str, None] = {}
+        for instant in self.commit_timeline.between(previous_ectr, ectr.timestamp):
+            found.update(dict.fromkeys(self._partitions_of(instant)))
+        if not self.table.config.is_partitioned:
+            return list(found)
+        extra = clean.get("extraMetadata") or {}
+        before = [t for t in (extra.get(SAVEPOINTED_TIMESTAMPS) or "").split(",") if t]
+        current = set(self.savepointed_timestamps())
+        for removed in (t for t in before if t not in current):
+            instant = next((i for i in self.commit_timeline if i.timestamp == removed), None)
+            if instant is None:
+                log.warning("savepoint %s was removed and its commit archived: skipped", removed)
+                continue
+            found.update(dict.fromkeys(self._partitions_of(instant)))
+        return list(found)
+
+    # ---------------------------------------------------------------- per-partition decisions
+    def _context(self, ectr: Instant | None) -> PlanContext:
+        if self.config.policy == CleaningPolicy.KEEP_LATEST_COMMITS:
+            gate = len(self.commit_timeline) > self.config.commits_retained
+        else:
+            gate = len(self.commit_timeline) > 0
+        view = self.view.timeline
+        return PlanContext(
+            storage=self.table.storage, base_extension=self.table.config.base_file_extension,
+            policy=self.config.policy, ectr=ectr.timestamp if ectr else None, gate=gate,
+            file_versions_retained=self.config.file_versions_retained,
+            view_timestamps=frozenset(view.timestamps),
+            view_first=view.first().timestamp if view else None,
+            view_last=view.last().timestamp if view else None,
+        )
+
+    def _tasks(self, partitions: list[str]) -> list[PartitionTask]:
+        replaced: dict[str, dict[str, str]] = {}
+        for (partition, file_id), when in self.view.replaced_file_groups.items():
+            replaced.setdefault(partition, {})[file_id] = when
+        majors = set(self.timeline.pending_compaction_timeline().timestamps)
+        compactions: dict[str, dict[str, tuple[str, str, bool]]] = {}
+        for (partition, file_id), op in self.view.pending_compaction_operations.items():
+            compactions.setdefault(partition, {})[file_id] = (
+                op.base_instant, op.compaction_instant, op.compaction_instant in majors)
+        savepointed: dict[str, set[str]] = {}
+        for instant in self.timeline.savepoint_timeline():
+            savepoint = metadata.completed_metadata(self.timeline, instant) or {}
+            for partition_meta in (savepoint.get("partitionMetadata") or {}).values():
+                names = savepointed.setdefault(partition_meta.get("partitionPath") or "", set())
+                names.update(partition_meta.get("savepointDataFile") or [])
+        # Hudi matches names against the union over all partitions; names carry the file id, so
+        # the partition's own list decides the same and keeps each task small.
+        return [PartitionTask(p, replaced.get(p, {}), compactions.get(p, {}),
+                              frozenset(savepointed.get(p, ()))) for p in partitions]
+
+    def decide(self, partitions: list[str], ectr: Instant | None) -> list[PartitionDecision]:
+        """One engine task per partition (parallelism min(#partitions, cleaner.parallelism))."""
+        if not partitions:
+            return []
+        ctx = self._context(ectr)
+        tasks = self._tasks(partitions)
+        return self.engine.map(lambda task: plan_partition(ctx, task), tasks,
+                               min(len(tasks), self.config.parallelism))
+
+    def plan(self) -> CleanerPlan:
+        """The plan Hudi 0.15 would request (CleanPlanActionExecutor.requestClean)."""
+        ectr = self.earliest_commit_to_retain()
+        partitions = self.partitions_to_clean(ectr)
+        log.info("clean policy %s, earliest commit to retain %s, %d partitions to scan",
+                 self.config.policy, ectr.timestamp if ectr else None, len(partitions))
+        decisions = self.decide(partitions, ectr)
+        storage = self.table.storage
+        files = {d.partition: [CleanFileInfo(storage.uri(p)) for p in d.files] for d in decisions if d.files}
+        savepoints = self.savepointed_timestamps()
+        return CleanerPlan(
+            earliest_instant_to_retain=ectr,
+            last_completed_commit_timestamp=self.last_completed_commit_timestamp(),
+            policy=self.config.policy,
+            file_paths_to_delete=files,  # 0.15 (HUDI-7703): partitions with no file are left out
+            partitions_to_delete=java_hashmap_order(d.partition for d in decisions if d.delete_partition),
+            extra_metadata={SAVEPOINTED_TIMESTAMPS: ",".join(savepoints)} if savepoints else None,
+        )

@@ -1,0 +1,133 @@
+"""Acceptance: cleaning demo tables (many commits, inserts, updates, an insert_overwrite, a savepoint,
+a failed write and, MOR, a pending compaction) deletes exactly the expected files, and hudi-rs reads
+every instant at or after the ECTR and the latest snapshot with the same rows before and after."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pyarrow as pa
+import pytest
+from hudi import HudiReadOptions, HudiTable
+
+from hudi_assets.clean import CleanConfig, clean_table
+from hudi_assets.clean.plan import CleanerPlan
+from hudi_assets.config import WriteConfig
+from hudi_assets.demo import generate_table
+from hudi_assets.storage import Storage
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.instant import Instant
+from hudi_assets.timeline.metadata import completed_metadata
+
+ARGS = {"partitions": 3, "commits": 14, "files_per_partition": 2, "records_per_file": 4,
+        "update_fraction": 0.4, "bloom_entries": 1000, "seed": 11}
+POLICIES = {
+    "commits": {"hoodie.cleaner.commits.retained": "4"},
+    "hours": {"hoodie.cleaner.hours.retained": "1"},
+    "versions": {"hoodie.cleaner.fileversions.retained": "1"},
+}
+
+
+def _read(table: HudiTable, as_of: str | None = None):
+    options = HudiReadOptions() if as_of is None else HudiReadOptions().with_as_of_timestamp(as_of)
+    batches = table.read(options)
+    rows = pa.Table.from_batches(batches).to_pylist() if batches else []
+    return sorted((r["id"], r["_hoodie_commit_time"], r["fare"]) for r in rows)
+
+
+def _data_files(storage: Storage, partitions) -> set[str]:
+    return {f"{p}/{s.name}" for p in partitions if storage.exists(p) for s in storage.list(p)
+            if not s.is_dir and s.name != ".hoodie_partition_metadata"}
+
+
+def _expected(demo, files: set[str], policy: str, ectr: str | None, keep: int) -> set[str]:
+    """An independent reading of the rules over the demo's description: which listed files go."""
+    replaced = {(p, fid): t for t, by in demo.replaced_file_ids.items()
+                for p, ids in by.items() for fid in ids}
+    saved = {n for names in demo.savepointed_files.values() for n in names}
+    failed = set(demo.failed_files)
+    compacted = set(demo.compaction_file_ids)
+    groups: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for path in files - failed:
+        partition, _, name = path.rpartition("/")
+        if name.startswith("."):
+            fid, base = name[1:].split(".log.")[0].rsplit("_", 1)
+        else:
+            fid, base = name.split("_")[0], name.rsplit("_", 1)[1].split(".")[0]
+        groups.setdefault((partition, fid), {}).setdefault(base, []).append(path)
+    doomed: set[str] = set()
+    for key, slices in groups.items():
+        order = sorted(slices, reverse=True)
+        kept_by_savepoint = {b for b in order if any(p.rpartition("/")[2] in saved for p in slices[b])}
+        if key in replaced:
+            if policy == "versions" or replaced[key] < ectr:
+                doomed.update(p for b in order if b not in kept_by_savepoint for p in slices[b])
+            continue
+        if policy == "versions":
+            # Under the demo's pending compaction the latest slice is needed by it and the keep
+            # count drops by one: the same `keep` newest slices survive (the empty slice is not listed).
+            survivors = order[:max(keep, 1)] if key[1] in compacted else order[:keep]
+            doomed.update(p for b in order if b not in survivors and b not in kept_by_savepoint
+                          for p in slices[b])
+        else:
+            before = [b for b in order if b < ectr]
+            spare = {order[0], before[0] if before else None} | kept_by_savepoint
+            doomed.update(p for b in order if b < ectr and b not in spare for p in slices[b])
+    return doomed
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("policy", list(POLICIES))
+def test_clean_demo_table(tmp_path, table_type, policy):
+    demo = generate_table(Storage(str(tmp_path / "t")), table_type, name="t", **ARGS)
+    table = HoodieTable(demo.base_path)
+    conf = dict(POLICIES[policy])
+    # BY_HOURS: "now" one hour after the 10th commit, so the window holds the last commits only.
+    now = None
+    if policy == "hours":
+        from hudi_assets.timeline.instant_time import parse_instant_time
+        tenth = parse_instant_time(demo.completed_commits[9]).astimezone()
+        now = tenth + timedelta(hours=1)
+    config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None, conf))
+    before_files = _data_files(demo.storage, demo.partitions)
+    reader = HudiTable(demo.base_path)
+    before = {t: _read(reader, t) for t in demo.completed_commits}
+    latest = _read(reader)
+
+    result = clean_table(table, config, now=now)
+
+    assert result.scheduled and list(result.completed) == [result.scheduled]
+    plan = result.plan
+    ectr = plan.ectr_timestamp
+    assert (ectr is None) == (policy == "versions")
+    after_files = _data_files(demo.storage, demo.partitions)
+    deleted = before_files - after_files
+    planned = {demo.storage.relativize(f.file_path) for fs in plan.file_paths_to_delete.values() for f in fs}
+    assert deleted == planned and deleted
+    assert deleted == _expected(demo, before_files, policy, ectr, 1)
+    # Failed-write files, savepointed files and the latest slices are never touched.
+    assert not deleted & set(demo.failed_files)
+    saved = {f"{p}/{n}" for p, names in demo.savepointed_files.items() for n in names}
+    assert not deleted & saved
+    # hudi-rs reads the latest snapshot and every instant at or after ECTR exactly as before.
+    reader = HudiTable(demo.base_path)
+    assert _read(reader) == latest
+    for t in demo.completed_commits:
+        if ectr is not None and t >= ectr:
+            assert _read(reader, t) == before[t], t
+    # The completed clean: metadata v2 with file names, the plan kept in requested and inflight.
+    timeline = table.reload_timeline()
+    instant = Instant(result.scheduled, "clean")
+    meta = completed_metadata(timeline, instant)
+    assert meta["version"] == 2 and meta["totalFilesDeleted"] == len(deleted)
+    assert meta["earliestCommitToRetain"] == (ectr or "")
+    names = {n for pm in meta["partitionMetadata"].values() for n in pm["successDeleteFiles"]}
+    assert names == {p.rpartition("/")[2] for p in deleted}
+    requested = timeline.storage.read(f".hoodie/{result.scheduled}.clean.requested")
+    assert timeline.storage.read(f".hoodie/{result.scheduled}.clean.inflight") == requested
+    assert CleanerPlan.deserialize(requested, "x").total_files == len(deleted)
+    if plan.extra_metadata is not None:
+        assert meta["extraMetadata"] == plan.extra_metadata == {"savepointed_timestamps": demo.savepoint}
+    # A second run right away has nothing to do.
+    again = clean_table(HoodieTable(demo.base_path), config, now=now)
+    assert again.completed == {}
