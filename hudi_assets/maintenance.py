@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hudi_assets.archive.config import ArchiveConfig
+from hudi_assets.clean.config import CleanConfig
+from hudi_assets.clean.trigger import commits_since_last_clean
 from hudi_assets.config import WriteConfig
 from hudi_assets.table import HoodieTable
-from hudi_assets.timeline import metadata
 
 
 @dataclass(frozen=True)
@@ -35,25 +37,13 @@ class MaintenanceStatus:
         return self.clean_due or self.archive_due
 
 
-def commits_since_last_clean(table: HoodieTable) -> int:
-    """Completed COMMITS(all) instants after the last completed clean's `lastCompletedCommitTimestamp`."""
-    active = table.active_timeline
-    completed_commits = active.commits_timeline().filter_completed()
-    last_clean = active.clean_timeline().filter_completed().last()
-    if last_clean is None or active.state_files[last_clean].size == 0:
-        return len(completed_commits)
-    clean = metadata.completed_metadata(active, last_clean) or {}
-    since = clean.get("lastCompletedCommitTimestamp") or ""
-    return len(completed_commits.filter(lambda i: i.timestamp > since))
-
-
 def maintenance_status(table: HoodieTable, config: WriteConfig) -> MaintenanceStatus:
     active = table.active_timeline
     last = active.last()
     return MaintenanceStatus(
         latest_instant=last.timestamp if last else "",
         commits_since_last_clean=commits_since_last_clean(table),
-        clean_max_commits=config.get_int("hoodie.clean.max.commits", 1, ["hoodie.clean.trigger.max.commits"]),
+        clean_max_commits=CleanConfig.from_write_config(config).max_commits,
         completed_commits=len(active.completed_commits_timeline(table.is_mor)),
-        keep_max_commits=config.get_int("hoodie.keep.max.commits", 30),
+        keep_max_commits=ArchiveConfig.from_write_config(config).max_commits,
     )

@@ -23,19 +23,19 @@ MAGIC = b"Obj\x01"
 _MAX_DETAIL = 300
 
 
-def _long(value: int) -> bytes:
-    """Avro zig-zag varint of a non-negative int."""
-    value <<= 1
+def encode_long(value: int) -> bytes:
+    """Avro's zig-zag varint encoding of a long."""
+    zigzag = (value << 1) ^ (value >> 63)
     out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
+    while zigzag > 0x7F:
+        out.append((zigzag & 0x7F) | 0x80)
+        zigzag >>= 7
+    out.append(zigzag)
     return bytes(out)
 
 
 def _bytes(value: bytes) -> bytes:
-    return _long(len(value)) + value
+    return encode_long(len(value)) + value
 
 
 def serialize_metadata(schema_name: str, record: dict[str, Any]) -> bytes:
@@ -52,8 +52,8 @@ def serialize_metadata(schema_name: str, record: dict[str, Any]) -> bytes:
         raise ValueError(f"record does not fit {schema_name}: {exc}") from exc
     sync = os.urandom(16)
     schema_entry = _bytes(b"avro.schema") + _bytes(java_schema_json(schema_name).encode())
-    header = MAGIC + _long(1) + schema_entry + _long(0) + sync  # metadata map: one entry, then end
-    return header + _long(1) + _bytes(body.getvalue()) + sync  # one block: count, size + data, sync
+    header = MAGIC + encode_long(1) + schema_entry + encode_long(0) + sync  # metadata: one entry, end
+    return header + encode_long(1) + _bytes(body.getvalue()) + sync  # one block: count, size + data, sync
 
 
 def _open(data: bytes, path: str, reader_schema: dict[str, Any] | None) -> fastavro.reader:

@@ -26,6 +26,7 @@ from hudi_assets.clean.plan import (
     serialize_clean_metadata,
 )
 from hudi_assets.clean.planner import CleanPlanner
+from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.engine import Engine, LocalEngine
 from hudi_assets.exceptions import (
     CleanAbortedError,
@@ -234,20 +235,6 @@ class CleanActionExecutor:
 
 
 # ----------------------------------------------------------------------------------- scheduling
-def needs_cleaning(table: HoodieTable, config: CleanConfig) -> bool:
-    """Trigger NUM_COMMITS: completed COMMITS(all) since the last clean's last completed commit."""
-    timeline = table.active_timeline
-    commits = timeline.commits_timeline().filter_completed()
-    last_clean = timeline.clean_timeline().filter_completed().last()
-    if last_clean is not None and timeline.read_details(last_clean):
-        clean = metadata.completed_metadata(timeline, last_clean) or {}
-        since = clean.get("lastCompletedCommitTimestamp") or ""
-        count = sum(1 for i in commits if i.timestamp > since)
-    else:
-        count = len(commits)
-    return count >= config.max_commits
-
-
 def schedule_clean(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
                    now: datetime | None = None, dry_run: bool = False) -> tuple[CleanerPlan, str | None]:
     """Plan a clean and, unless `dry_run` or the plan lists no file, write `<t>.clean.requested`.

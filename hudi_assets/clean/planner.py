@@ -29,10 +29,13 @@ log = logging.getLogger(__name__)
 
 
 # ------------------------------------------------------------------------------ ECTR (CleanerUtils)
-def earliest_commit_to_retain(timeline: Timeline, config: CleanConfig,
+def earliest_commit_to_retain(commits: Timeline, config: CleanConfig,
                               now: datetime | None = None) -> Instant | None:
-    """CleanerUtils.getEarliestCommitToRetain over COMMITS+COMPACTION of the active timeline."""
-    commits = timeline.commits_and_compaction_timeline()
+    """CleanerUtils.getEarliestCommitToRetain over a commits timeline of any state.
+
+    The cleaner passes COMMITS+COMPACTION (pending compactions pin the result); the archiver passes
+    COMMITS(all) with `now` taken from the latest commit (table-services.md 3.1 and 5.1).
+    """
     completed = commits.filter_completed().instants
     if config.policy == CleaningPolicy.KEEP_LATEST_COMMITS:
         retained = config.commits_retained
@@ -53,9 +56,10 @@ def earliest_commit_to_retain(timeline: Timeline, config: CleanConfig,
 def hours_cutoff(hours: int, now: datetime | None = None) -> str:
     """now - hours as `yyyyMMddHHmmssSSS` in the process time zone (Hudi applies the table's zone
     and then converts back to an absolute instant, so only the JVM default zone matters)."""
-    moment = (now or datetime.now(UTC)) - timedelta(hours=hours)
+    moment = now or datetime.now(UTC)
     if moment.tzinfo is None:
-        moment = moment.astimezone()
+        moment = moment.astimezone()  # a naive time is local wall-clock time
+    moment -= timedelta(hours=hours)  # on an aware time: exact, also across DST changes
     return format_instant_time(moment.astimezone().replace(tzinfo=None))
 
 
@@ -180,7 +184,8 @@ class CleanPlanner:
 
     # ----------------------------------------------------------------- timeline-level decisions
     def earliest_commit_to_retain(self) -> Instant | None:
-        return earliest_commit_to_retain(self.timeline, self.config, self.now)
+        return earliest_commit_to_retain(self.timeline.commits_and_compaction_timeline(), self.config,
+                                         self.now)
 
     def last_completed_commit_timestamp(self) -> str:
         last = self.commit_timeline.last()

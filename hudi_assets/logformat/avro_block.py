@@ -18,6 +18,7 @@ from typing import Any
 from fastavro import parse_schema, schemaless_reader, schemaless_writer
 from fastavro.types import Schema
 
+from hudi_assets.avro.container import encode_long
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.logformat.block import BlockType, HeaderKey, LogBlock
 
@@ -70,7 +71,7 @@ def decode_avro_data_block(
     frames = _record_frames(block.content, path, where)
     if not frames:
         return []
-    data = b"".join((_avro_long(len(frames)), *frames, b"\0"))
+    data = b"".join((encode_long(len(frames)), *frames, b"\0"))
     stream = io.BytesIO(data)
     try:
         records = schemaless_reader(stream, writer, reader)["records"]
@@ -114,17 +115,6 @@ def _decode_frames_one_by_one(
                 path, f"{where}: record {index} of {len(frames)} cannot be decoded: {exc!r}"
             ) from exc
     return records
-
-
-def _avro_long(value: int) -> bytes:
-    """Avro's zig-zag varint encoding of a long."""
-    zigzag = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while zigzag > 0x7F:
-        out.append((zigzag & 0x7F) | 0x80)
-        zigzag >>= 7
-    out.append(zigzag)
-    return bytes(out)
 
 
 @lru_cache(maxsize=32)

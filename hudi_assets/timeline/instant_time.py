@@ -19,15 +19,28 @@ def format_instant_time(moment: datetime) -> str:
 
 
 def parse_instant_time(ts: str) -> datetime | None:
-    """A 17-digit (or legacy 14-digit) instant time as a naive datetime; None if not a date."""
+    """Hudi's `parseDateFromInstantTime` (local time), None where Java throws ParseException.
+
+    14 digits get `999` millis appended, longer than 17 are cut to 17 (metadata-table suffixes);
+    anything else must be `yyyyMMddHHmmssSSS` with valid fields (so `00000008` or `1015` fail).
+    """
+    if len(ts) == 14:
+        ts += "999"
+    elif len(ts) > 17:
+        ts = ts[:17]
+    if len(ts) != 17 or not ts.isdigit():
+        return None
     try:
-        if len(ts) == 17:
-            return datetime.strptime(ts[:14], INSTANT_FORMAT) + timedelta(milliseconds=int(ts[14:]))
-        if len(ts) == 14:
-            return datetime.strptime(ts, INSTANT_FORMAT)
+        base = datetime(int(ts[0:4]), int(ts[4:6]), 1, int(ts[8:10]), int(ts[10:12]), int(ts[12:14]),
+                        int(ts[14:17]) * 1000)
     except ValueError:
         return None
-    return None
+    day = int(ts[6:8])
+    if not 1 <= day <= 31:
+        return None
+    # ResolverStyle.SMART clamps a day past the month's end to its last day.
+    next_month = (base.replace(day=28) + timedelta(days=4)).replace(day=1)
+    return base.replace(day=min(day, (next_month - timedelta(days=1)).day))
 
 
 def now_in_zone(timezone: str = "LOCAL", now: datetime | None = None) -> datetime:

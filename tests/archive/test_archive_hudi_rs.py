@@ -7,6 +7,7 @@ from hudi import HudiTable
 
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
 from hudi_assets.archive.config import ArchiveConfig
+from hudi_assets.clean.config import CleanConfig
 from hudi_assets.demo import generate_table
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
@@ -31,7 +32,7 @@ def test_archived_table_reads_the_same(tmp_path, table_type):
     generate_table(storage, table_type, partitions=2, commits=14, seed=11)
     before = _snapshot(storage.base_uri)
     table = HoodieTable(storage)
-    config = ArchiveConfig(min_commits=3, max_commits=4, commits_retained=2)
+    config = ArchiveConfig(min_commits=3, max_commits=4, cleaner=CleanConfig(commits_retained=2))
     result = HoodieTimelineArchiver(table, config).archive_if_required()
     assert result.records_written > 0
     after_table = HoodieTable(storage)

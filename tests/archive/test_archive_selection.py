@@ -6,11 +6,12 @@ import pytest
 from archive.timeline_builder import TimelineBuilder, ts
 
 from hudi_assets.archive import ArchiveConfig, select_instants_to_archive
-from hudi_assets.archive.config import parse_instant_time
+from hudi_assets.clean.config import CleanConfig
 from hudi_assets.config import WriteConfig
 from hudi_assets.exceptions import InvalidConfigError
+from hudi_assets.timeline.instant_time import parse_instant_time
 
-SMALL = ArchiveConfig(min_commits=5, max_commits=8, commits_retained=3)
+SMALL = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
 
 
 def _times(instants):
@@ -52,7 +53,7 @@ def test_min_adjusted_by_cleaner_only_when_latest_commit_parses(tmp_path, parsab
     times = [ts(i) for i in range(40)] if parsable else [f"{i + 1:08d}" for i in range(40)]
     for t in times:
         b.commit(t)
-    config = ArchiveConfig(min_commits=5, max_commits=8, commits_retained=10)
+    config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=10))
     sel = select_instants_to_archive(b.table(), config)
     if parsable:
         # ECTR = 31st commit; 9 commits after it + 2 = 11 -> min 11, max 14
@@ -68,7 +69,8 @@ def test_savepoint(tmp_path, beyond):
     b = TimelineBuilder(tmp_path)
     _commits(b, 40)
     b.savepoint(ts(10))
-    config = ArchiveConfig(min_commits=5, max_commits=8, commits_retained=3, archive_beyond_savepoint=beyond)
+    config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3),
+                           archive_beyond_savepoint=beyond)
     sel = select_instants_to_archive(b.table(), config)
     if beyond:
         assert _times(sel.commits) == [ts(i) for i in range(36) if i != 10]
@@ -91,7 +93,8 @@ def test_mor_compaction_fence(tmp_path, max_delta, expected):
     b = TimelineBuilder(tmp_path, "MERGE_ON_READ")
     _commits(b, 40, skip={10}, action="deltacommit")
     b.compaction(ts(10), "COMPLETED")
-    config = ArchiveConfig(min_commits=5, max_commits=8, commits_retained=3, max_delta_commits=max_delta)
+    config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3),
+                           max_delta_commits=max_delta)
     sel = select_instants_to_archive(b.table(), config)
     assert _times(sel.commits) == [ts(i) for i in range(expected)]
     expanded = [i.file_name for i in sel.state_files if i.timestamp == ts(10)]
@@ -171,7 +174,7 @@ def test_config_sources_and_validation(tmp_path):
     with pytest.raises(InvalidConfigError, match=r"Increase hoodie\.keep\.max\.commits=12"):
         ArchiveConfig.from_write_config(WriteConfig.load({}, str(props), ["hoodie.keep.min.commits=12"]))
     hours = ArchiveConfig.from_write_config(WriteConfig.load({}, None, ["hoodie.cleaner.hours.retained=5"]))
-    assert hours.cleaner_policy == "KEEP_LATEST_BY_HOURS"
+    assert hours.cleaner.policy == "KEEP_LATEST_BY_HOURS"
 
 
 def test_parse_instant_time():

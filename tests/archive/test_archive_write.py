@@ -18,12 +18,13 @@ from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.archive.archiver import PAUSE_ENV
 from hudi_assets.archive.conversion import convert_commit_metadata
 from hudi_assets.avro import deserialize_metadata, serialize_metadata
+from hudi_assets.clean.config import CleanConfig
 from hudi_assets.cli import main
 from hudi_assets.logformat.block import BlockType
 from hudi_assets.logformat.reader import read_blocks
 from hudi_assets.timeline.archived import MERGE_PLAN_FILE, ArchivedTimeline
 
-SMALL = ArchiveConfig(min_commits=5, max_commits=8, commits_retained=3)
+SMALL = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
 CONF = ["--hoodie-conf", "hoodie.keep.min.commits=5", "--hoodie-conf", "hoodie.keep.max.commits=8",
         "--hoodie-conf", "hoodie.cleaner.commits.retained=3"]
 
@@ -124,8 +125,8 @@ def _archive_files(tmp_path):
 def test_merge_small_archive_files_and_recovery(tmp_path):
     b = TimelineBuilder(tmp_path)
     # FILE_VERSIONS: no earliest commit to retain, so min/max stay 1/2 and every run archives two.
-    config = ArchiveConfig(min_commits=1, max_commits=2, cleaner_policy="KEEP_LATEST_FILE_VERSIONS",
-                           merge_enable=True, merge_files_batch_size=3)
+    config = ArchiveConfig(min_commits=1, max_commits=2, merge_enable=True, merge_files_batch_size=3,
+                           cleaner=CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS"))
     b.commit(ts(0))
     seen = []
     for run in range(4):
@@ -179,7 +180,7 @@ def test_sigkill_then_next_run_completes(tmp_path, step):
     conf = [*CONF, "--hoodie-conf", "hoodie.archive.merge.enable=true",
             "--hoodie-conf", "hoodie.archive.merge.files.batch.size=2"]
     if step.startswith("merge"):  # one earlier archive file, so the run after this one merges two
-        b2 = ArchiveConfig(min_commits=5, max_commits=8, commits_retained=3)
+        b2 = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
         HoodieTimelineArchiver(b.table(), b2).archive_if_required()
         for i in range(40, 50):
             b.commit(ts(i))

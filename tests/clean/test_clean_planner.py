@@ -277,5 +277,5 @@ def test_ectr_function_orders_candidate_against_pending(builder):
     _cow_versions(b, 4)
     table = b.table()
     config = b.config({"hoodie.cleaner.commits.retained": "2"})
-    ectr = earliest_commit_to_retain(table.active_timeline, config)
+    ectr = earliest_commit_to_retain(table.active_timeline.commits_and_compaction_timeline(), config)
     assert ectr.timestamp == b.ts(2)
