@@ -64,27 +64,32 @@ class LocalEngine:
         self.map(fn, items, parallelism)
 
 
-def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None,
-                  app_name: str = "hudi-assets"):
-    """Get or start a Spark session set up for this machine's loopback, with no UI or progress bars.
+def spark_settings(master: str | None = None, conf: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Spark settings with our defaults (no UI, no console progress, loopback for local masters).
 
-    `master` defaults to `spark.master` in `conf`, then `local[*]`; any Spark setting can be passed
-    in `conf`, so the same code runs on a standalone, YARN or Kubernetes cluster.
+    `master` defaults to `spark.master` in `conf`, then `local[*]`; any Spark setting in `conf` wins,
+    so the same code runs on a standalone, YARN or Kubernetes cluster. For a local master this also
+    binds Spark to loopback and runs Python workers in this interpreter (whose venv has our package):
+    both must be set before the JVM starts.
     """
-    from pyspark.sql import SparkSession
-
     settings = dict(conf or {})
     master = master or settings.pop("spark.master", None) or DEFAULT_SPARK_MASTER
+    defaults = {"spark.master": master, "spark.app.name": "hudi-assets", "spark.ui.enabled": "false",
+                "spark.ui.showConsoleProgress": "false"}
     if master.startswith("local"):
-        # Bind to loopback, and run Python workers in this interpreter (its venv has our package).
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.master(master).appName(app_name)
-    defaults = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
-                "spark.driver.host": "127.0.0.1" if master.startswith("local") else None}
-    for key, value in {**defaults, **settings}.items():
-        if value is not None:
-            builder = builder.config(key, value)
+        defaults["spark.driver.host"] = "127.0.0.1"
+    return {**defaults, **settings, "spark.master": master}
+
+
+def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None):
+    """Get or start a Spark session with `spark_settings`."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder
+    for key, value in spark_settings(master, conf).items():
+        builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     return session

@@ -231,9 +231,12 @@ class FileSystemView:
         loaded = self._loaded.get(partition)
         if loaded is not None:
             return loaded
-        listing = self.partition_listings.get(partition)
-        groups = build_file_groups(partition, listing.files if listing else [],
-                                   self.table.config.base_file_extension)
+        listings = self.__dict__.get("partition_listings")  # no table-wide discovery just for one
+        if listings is not None:
+            names = listings[partition].files if partition in listings else []
+        else:
+            names = self.table.storage.list_names(partition)[0]
+        groups = build_file_groups(partition, names, self.table.config.base_file_extension)
         for op in self._compactions_by_partition.get(partition, []):
             if op.file_id in groups:
                 groups[op.file_id].slice_at(op.compaction_instant)
@@ -322,6 +325,23 @@ class FileSystemView:
                     key = (file_slice.get("partitionPath") or "", file_slice["fileId"])
                     groups[key] = instant.timestamp
         return groups
+
+    @cached_property
+    def pending_plan_files(self) -> frozenset[str]:
+        """Names of the data files that pending compaction and clustering plans will read."""
+        active = self.table.active_timeline
+        names: set[str] = set()
+        pending = active.filter_actions({COMPACTION, LOG_COMPACTION}).filter_pending()
+        for instant in pending:
+            for op in (metadata.requested_plan(active, instant) or {}).get("operations") or []:
+                names.update(p for p in [op.get("dataFilePath"), *(op.get("deltaFilePaths") or [])] if p)
+        for instant in active.pending_replace_timeline():
+            plan = (metadata.requested_plan(active, instant) or {}).get("clusteringPlan") or {}
+            for group in plan.get("inputGroups") or []:
+                for file_slice in group.get("slices") or []:
+                    paths = [file_slice.get("dataFilePath"), *(file_slice.get("deltaFilePaths") or [])]
+                    names.update(p for p in paths if p)
+        return frozenset(path.rpartition("/")[2] for path in names)
 
     @cached_property
     def savepointed_files(self) -> frozenset[str]:

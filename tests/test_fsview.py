@@ -126,6 +126,11 @@ def test_view_of_generated_tables_matches_what_was_written(demo):
     assert set(view.pending_compaction_operations) == (
         {(p, f) for p in view.partitions for f in demo.compaction_file_ids
          if any(g.file_id == f for g in view.all_file_groups(p))} if compaction else set())
+    if compaction:  # the plan reads each group's slice before the compaction instant
+        read = {name for partition in view.partitions for group in view.all_file_groups(partition)
+                if group.file_id in demo.compaction_file_ids
+                for name in group.sorted_slices()[1].file_names}
+        assert view.pending_plan_files == read and read
     uncommitted = {p for partition in view.partitions for p in view.uncommitted_files(partition)}
     # The failed write's new base files are invisible; a MOR log block it appended to a committed
     # slice belongs to that slice (readers skip the block), as in Hudi's view.
@@ -147,3 +152,4 @@ def test_pending_clustering_groups_come_from_the_requested_plan(tmp_path):
                         serialize_metadata("HoodieRequestedReplaceMetadata", plan))
     view = FileSystemView(HoodieTable(table.base_path))
     assert view.pending_clustering_file_groups == {("p", "f1-0"): "002"}
+    assert view.pending_plan_files == {"f1-0_0-1-1_001.parquet"}

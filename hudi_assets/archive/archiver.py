@@ -75,7 +75,12 @@ class HoodieTimelineArchiver:
     def select(self) -> ArchiveSelection:
         return select_instants_to_archive(self.table, self.config, self.table.reload_timeline())
 
-    def archive_if_required(self) -> ArchiveResult:
+    def archive_if_required(self, merge: bool = True) -> ArchiveResult:
+        """Archive what the selection allows; then, if `merge`, merge small archive files.
+
+        A half-done merge is always recovered first, so a new archive file never takes the version
+        an unfinished merge planned for its merged file.
+        """
         started = time.monotonic()
         result = ArchiveResult(self.select())
         selection = result.selection
@@ -89,12 +94,18 @@ class HoodieTimelineArchiver:
             self._delete(selection.state_files, result)
         else:
             log.info("No instants to archive")
-        if self.should_merge:
-            result.merged_file = merge_small_archive_files(
-                self.archived, self.config.merge_small_file_limit_bytes, self.config.merge_files_batch_size,
-                self.config.archival_batch, _step)
+        if merge:
+            result.merged_file = self.merge_small_files()
         result.seconds = time.monotonic() - started
         return result
+
+    def merge_small_files(self) -> str | None:
+        """Merge small archive files when enabled and the store cannot append; the merged file's path."""
+        if not self.should_merge:
+            return None
+        return merge_small_archive_files(
+            self.archived, self.config.merge_small_file_limit_bytes, self.config.merge_files_batch_size,
+            self.config.archival_batch, _step)
 
     # ------------------------------------------------------------------------ writing
     def _archive(self, result: ArchiveResult) -> None:

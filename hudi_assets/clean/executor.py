@@ -245,8 +245,14 @@ def schedule_clean(table: HoodieTable, config: CleanConfig, engine: Engine | Non
         return plan, None
     if planner.empty_last_clean is not None:  # Hudi deletes an empty last clean file, then scans fully
         table.storage.delete_many([table.active_timeline.state_file_path(planner.empty_last_clean)])
+    return plan, request_clean(table, plan, now)
+
+
+def request_clean(table: HoodieTable, plan: CleanerPlan, now: datetime | None = None) -> str | None:
+    """Persist a plan as `<t>.clean.requested` at a new instant time; None (nothing written) when the
+    plan lists no file, as Hudi drops such plans."""
     if plan.total_files == 0:
-        return plan, None
+        return None
     timeline = table.reload_timeline()
     instant_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
                                     table.config.timeline_timezone, now)
@@ -254,7 +260,7 @@ def schedule_clean(table: HoodieTable, config: CleanConfig, engine: Engine | Non
     if not table.storage.create_if_absent(timeline.state_file_path(requested), plan.serialize()):
         raise HudiAssetsError(f"{requested.file_name} already exists")
     log.info("scheduled clean %s: %d files", instant_time, plan.total_files)
-    return plan, instant_time
+    return instant_time
 
 
 def clean_table(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,

@@ -5,10 +5,12 @@ from __future__ import annotations
 import posixpath
 
 import dagster as dg
+from dagster_pyspark import LazyPySparkResource
 from pydantic import Field
 
 from hudi_assets.config import WriteConfig
 from hudi_assets.discovery import discover_tables
+from hudi_assets.engine import Engine, LocalEngine, SparkEngine, spark_settings
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.table import HoodieTable
 
@@ -37,6 +39,15 @@ class HudiTableRegistry(dg.ConfigurableResource):
         default_factory=dict,
         description="Per-table hoodie.* settings by table key (the base path's last folder); these win.",
     )
+    engine: str = Field(
+        default="spark",
+        description="Where per-partition and per-file work runs: 'spark' (the spark resource) or 'local' "
+                    "(a thread pool, for small tables).",
+    )
+    dry_run: bool = Field(
+        default=False,
+        description="Plan and report only: no clean is requested or executed and nothing is archived.",
+    )
 
     def tables(self) -> dict[str, str]:
         """Table key (the base path's last folder name) -> base path, for every registered table."""
@@ -61,8 +72,21 @@ class HudiTableRegistry(dg.ConfigurableResource):
     def open(self, key: str) -> HoodieTable:
         return HoodieTable(self.base_path(key), self.storage_options)
 
+    def engine_for(self, spark: dg.ConfigurableResource) -> Engine:
+        """The engine of this registry; Spark starts only when first used (lazy resource)."""
+        if self.engine == "local":
+            return LocalEngine()
+        if self.engine != "spark":
+            raise InvalidConfigError(f"engine={self.engine!r}: expected 'spark' or 'local'")
+        return SparkEngine(session=spark.spark_session)
+
     def write_config(self, key: str, table: HoodieTable) -> WriteConfig:
         """The table's settings: hoodie.properties < registry-wide < per-table overrides."""
         config = WriteConfig.load(table.config.props, overrides=self.hoodie_conf)
         config.update(self.table_hoodie_conf.get(key, {}), f"table_hoodie_conf[{key}]")
         return config
+
+
+def spark_resource(master: str | None = None, conf: dict[str, str] | None = None) -> LazyPySparkResource:
+    """dagster-pyspark's lazy Spark resource with our defaults (see `spark_settings`)."""
+    return LazyPySparkResource(spark_config=spark_settings(master, conf))
