@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Build the demo tables (COW and MOR, table version 6) afresh under ./demo-tables and run the
-# maintenance job on them (today: the timeline; clean and archive join as they land).
+# Build the demo tables (COW and MOR, table version 6) afresh under ./demo-tables, materialize the
+# whole maintenance graph (timeline -> clean plan -> clean -> archive -> merge) for both on an
+# embedded Dagster instance (./demo-tables/.dagster_home) with local Spark, then show the timelines.
 source "$(dirname "$0")/bootstrap.sh"
 OUT="$ROOT/demo-tables"
-rm -rf "$OUT"   # our own output folder inside the project (gitignored), rebuilt on every run
-for table in $(hudi-assets demo "$OUT" | sed -n 's/^wrote demo table //p'); do
-  hudi-assets timeline "$table"
+python -m hudi_assets.orchestration.demo "$OUT"
+for table in "$OUT"/demo_cow "$OUT"/demo_mor; do
   echo
+  hudi-assets timeline "$table"
 done

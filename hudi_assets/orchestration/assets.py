@@ -73,15 +73,18 @@ def markdown_table(frame: pd.DataFrame) -> dg.MetadataValue:
     return dg.MetadataValue.md("\n".join(lines))
 
 
-def _check_result(failures: pd.DataFrame, frame: pd.DataFrame, what: str) -> dg.AssetCheckResult:
+def check_result(name: str, failures: pd.DataFrame, frame: pd.DataFrame, what: str) -> dg.AssetCheckResult:
+    """The result of check `name` from pandera's failure cases, with the offending rows shown."""
     if failures.empty:
-        return dg.AssetCheckResult(passed=True, metadata={"rows_checked": len(frame)})
+        return dg.AssetCheckResult(check_name=name, passed=True, metadata={"rows_checked": len(frame)})
     sentences = describe(failures, frame)
+    index = failures["index"].dropna().astype(int).unique()
     return dg.AssetCheckResult(
+        check_name=name,
         passed=False,
         description=f"{what}: " + "; ".join(sentences),
         metadata={"violations": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences)),
-                  "offending_rows": markdown_table(failures)},
+                  "offending_rows": markdown_table(frame.loc[index] if len(index) else failures)},
     )
 
 
@@ -92,7 +95,8 @@ def retention_settings_are_safe(context: dg.AssetCheckExecutionContext,
                                 hudi: HudiTableRegistry) -> dg.AssetCheckResult:
     key = context.op_execution_context.partition_key
     frame = config_frame(hudi.write_config(key, hudi.open(key)))
-    return _check_result(violations(CONFIG_SCHEMA, frame), frame, "unsafe retention settings")
+    return check_result("retention_settings_are_safe", violations(CONFIG_SCHEMA, frame), frame,
+                        "unsafe retention settings")
 
 
 @dg.asset_check(asset=timeline_snapshot, blocking=True,
@@ -102,7 +106,8 @@ def timeline_is_well_formed(context: dg.AssetCheckExecutionContext,
     # Read afresh (one listing) rather than load the asset: Dagster hands an unpartitioned check
     # every materialized partition of a partitioned asset.
     frame = timeline_frame(hudi.open(context.op_execution_context.partition_key))
-    return _check_result(violations(TIMELINE_SCHEMA, frame), frame, "malformed timeline")
+    return check_result("timeline_is_well_formed", violations(TIMELINE_SCHEMA, frame), frame,
+                        "malformed timeline")
 
 
 ASSETS = [timeline_snapshot]

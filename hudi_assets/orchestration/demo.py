@@ -23,9 +23,15 @@ from hudi_assets.orchestration.instance import prepare_dagster_home
 from hudi_assets.orchestration.resources import HudiTableRegistry
 
 DEMO_ENTRIES = {*demo_table_specs(), ".dagster_home"}
+# Small retention so that the 14-commit demo tables have something to clean and to archive.
+DEMO_HOODIE_CONF = {"hoodie.cleaner.commits.retained": "3", "hoodie.keep.min.commits": "5",
+                    "hoodie.keep.max.commits": "7"}
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 # Numeric metadata worth a line of the summary, by asset.
-SUMMARY_KEYS = ("active_instants", "archived_instants", "pending_instants", "commits_since_last_clean")
+SUMMARY_KEYS = ("active_instants", "archived_instants", "pending_instants", "commits_since_last_clean",
+                "source", "policy", "earliest_commit_to_retain", "files_to_delete", "bytes_to_delete",
+                "files_deleted", "files_failed", "bytes_reclaimed", "active_instants_before",
+                "active_instants_after", "instants_archived", "archive_file", "reason", "files_merged")
 
 
 def run_demo(root: Path, hoodie_conf: dict[str, str]) -> bool:
@@ -68,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             return 2
         shutil.rmtree(root)
-    return 0 if run_demo(root, parse_overrides(args.hoodie_conf)) else 1
+    return 0 if run_demo(root, {**DEMO_HOODIE_CONF, **parse_overrides(args.hoodie_conf)}) else 1
 
 
 if __name__ == "__main__":

@@ -83,6 +83,33 @@ TIMELINE_SCHEMA = pa.DataFrameSchema(
 )
 
 
+def _all_true(error: str) -> pa.Column:
+    return pa.Column(bool, pa.Check(lambda s: s.astype(bool), error=error))
+
+
+def _all_false(error: str) -> pa.Column:
+    return pa.Column(bool, pa.Check(lambda s: ~s.astype(bool), error=error))
+
+
+PLAN_SCHEMA = pa.DataFrameSchema(
+    {
+        "inside_base_path": _all_true("must be inside the table's base path and outside .hoodie"),
+        "in_latest_slice": _all_false("is part of the latest file slice of its file group"),
+        "savepointed": _all_false("is listed by a savepoint"),
+        "read_by_pending_plan": _all_false("is read by a pending compaction or clustering plan"),
+        "before_ectr": _all_true("belongs to a slice at or after the earliest commit to retain"),
+    },
+    name="clean plan",
+)
+
+SURVIVORS_SCHEMA = pa.DataFrameSchema({"exists": _all_true("is missing after the clean")},
+                                      name="retained files")
+
+ARCHIVE_SCHEMA = pa.DataFrameSchema({"archived": _all_true("was removed from the active timeline but is "
+                                                           "not readable in the archive")},
+                                    name="archived instants")
+
+
 def violations(schema: pa.DataFrameSchema, frame: pd.DataFrame) -> pd.DataFrame:
     """The failure cases of `frame` against `schema` (empty when it holds)."""
     try:
@@ -95,9 +122,16 @@ def violations(schema: pa.DataFrameSchema, frame: pd.DataFrame) -> pd.DataFrame:
 def describe(failures: pd.DataFrame, frame: pd.DataFrame) -> list[str]:
     """One sentence per failed check, naming the offending keys and their values."""
     sentences: list[str] = []
-    for (context, check, index), cases in failures.groupby(["schema_context", "check", "index"], sort=False):
+    labels = next((c for c in ("path", "instant") if c in frame.columns), None)
+    for (context, check, column), cases in failures.groupby(["schema_context", "check", "column"],
+                                                               sort=False, dropna=False):
+        if context == "Column" and labels is not None:  # rows of files or instants: name a few
+            rows = frame.loc[cases["index"].dropna().astype(int).unique(), labels].tolist()
+            sample = ", ".join(map(str, rows[:3])) + (", ..." if len(rows) > 3 else "")
+            sentences.append(f"{len(rows)} {labels}(s) where {column} fails: {check} ({sample})")
+            continue
+        index = cases["index"].iloc[0]
         if context == "Column":
-            column = cases["column"].iloc[0]
             sentence = f"{column}={cases['failure_case'].iloc[0]!r} {check}"
         else:
             named = [c for c in frame.columns if c in str(check)]
