@@ -186,13 +186,15 @@ def clean_result(context: dg.AssetExecutionContext, clean_plan: CleanPlanOutput,
     yield check_result("retained_files_exist", violations(SURVIVORS_SCHEMA, frame), frame,
                        "files of retained instants are missing")
     plan = clean_plan.frame
-    reclaimed = plan[[(p, f) in removed for p, f in zip(plan["partition"], plan["file"], strict=True)]]
+    deleted = pd.Series([(p, f) in removed for p, f in zip(plan["partition"], plan["file"], strict=True)],
+                        index=plan.index, dtype=bool)
+    reclaimed = plan.loc[deleted, "size_bytes"]
     yield dg.MaterializeResult(metadata={
         "dry_run": clean_plan.dry_run,
         "cleans_completed": ", ".join(completed) or "none",
         "files_deleted": sum(completed.values()),
         "files_failed": failed,
-        "bytes_reclaimed": int(reclaimed["size_bytes"].sum()),
+        "bytes_reclaimed": int(reclaimed.sum()),
         "duration_seconds": round(time.monotonic() - started, 3),
     })
 

@@ -84,11 +84,11 @@ TIMELINE_SCHEMA = pa.DataFrameSchema(
 
 
 def _all_true(error: str) -> pa.Column:
-    return pa.Column(bool, pa.Check(lambda s: s.astype(bool), error=error))
+    return pa.Column(bool, pa.Check(lambda s: s.astype(bool), error=error), coerce=True)
 
 
 def _all_false(error: str) -> pa.Column:
-    return pa.Column(bool, pa.Check(lambda s: ~s.astype(bool), error=error))
+    return pa.Column(bool, pa.Check(lambda s: ~s.astype(bool), error=error), coerce=True)
 
 
 PLAN_SCHEMA = pa.DataFrameSchema(

@@ -1,0 +1,103 @@
+"""The whole graph on generated tables with real Spark: cleaned and archived, read the same by hudi-rs;
+an unsafe plan is stopped by its blocking check with nothing deleted."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+from hudi import HudiTable
+
+from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
+from hudi_assets.demo import generate_table
+from hudi_assets.fsview import FileSystemView
+from hudi_assets.orchestration.assets import TABLES
+from hudi_assets.orchestration.definitions import build_definitions
+from hudi_assets.orchestration.resources import HudiTableRegistry, spark_resource
+from hudi_assets.storage import Storage
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.instant import Instant, State
+
+pytestmark = pytest.mark.spark
+SMALL_RETENTION = {"hoodie.cleaner.commits.retained": "3", "hoodie.keep.min.commits": "5",
+                   "hoodie.keep.max.commits": "7"}
+SPARK = spark_resource("local[2]")
+
+
+def _rows(base: str) -> dict:
+    return {r["_hoodie_record_key"]: (r["_hoodie_commit_time"], r["fare"])
+            for batch in HudiTable(base).read() for r in batch.to_pylist()}
+
+
+def _files(base) -> set[str]:
+    return {str(p.relative_to(base)) for p in base.rglob("*") if p.is_file()}
+
+
+def _run(registry: HudiTableRegistry, key: str, instance: dg.DagsterInstance):
+    job = build_definitions(registry, SPARK).resolve_implicit_global_asset_job_def()
+    instance.add_dynamic_partitions(TABLES.name, [key])
+    return job.execute_in_process(partition_key=key, instance=instance, raise_on_error=False)
+
+
+def _metadata(result, asset: str) -> dict:
+    event = next(e for e in result.get_asset_materialization_events()
+                 if e.step_materialization_data.materialization.asset_key.to_user_string() == asset)
+    return {k: v.value for k, v in event.step_materialization_data.materialization.metadata.items()}
+
+
+def _checks(result) -> dict:
+    return {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data
+            for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_whole_graph_cleans_and_archives_and_tables_read_the_same(tmp_path, table_type):
+    base = tmp_path / "t"
+    generate_table(Storage(str(base)), table_type, partitions=2, commits=12, seed=21)
+    rows_before = _rows(str(base))
+    registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=SMALL_RETENTION)
+    with dg.instance_for_test() as instance:
+        result = _run(registry, "t", instance)
+        assert result.success
+        assert all(c.passed for c in _checks(result).values()) and len(_checks(result)) == 5
+        plan, cleaned = _metadata(result, "clean_plan"), _metadata(result, "clean_result")
+        archived = _metadata(result, "archive_batch")
+    assert plan["files_to_delete"] > 0 and cleaned["files_deleted"] == plan["files_to_delete"]
+    assert cleaned["bytes_reclaimed"] == plan["bytes_to_delete"] and cleaned["files_failed"] == 0
+    assert archived["instants_archived"] > 0
+    assert archived["active_instants_after"] < archived["active_instants_before"]
+    assert _rows(str(base)) == rows_before
+
+
+def test_unsafe_pending_plan_is_blocked_and_nothing_is_deleted(tmp_path):
+    base = tmp_path / "t"
+    generate_table(Storage(str(base)), "COPY_ON_WRITE", partitions=2, commits=8, seed=22)
+    table = HoodieTable(str(base))
+    view = FileSystemView(table)
+    partition = view.partitions[0]
+    latest = view.latest_file_slices(partition)[0]
+    # Another tool left a pending clean that would delete a latest slice.
+    bad = CleanerPlan(Instant("20240101000100000", "commit", State.COMPLETED), "", "KEEP_LATEST_COMMITS",
+                      {partition: [CleanFileInfo(table.storage.uri(latest.paths[0]), False)]})
+    table.storage.create_if_absent(".hoodie/20991231000000000.clean.requested", bad.serialize())
+    before = _files(base)
+    registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=SMALL_RETENTION, engine="local")
+    with dg.instance_for_test() as instance:
+        result = _run(registry, "t", instance)
+    assert not result.success
+    check = _checks(result)["plan_is_safe"]
+    assert not check.passed and latest.paths[0] in check.description
+    assert "in_latest_slice" in check.description
+    assert _files(base) == before  # nothing deleted, nothing archived, no new instant
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    base = tmp_path / "t"
+    generate_table(Storage(str(base)), "MERGE_ON_READ", partitions=2, commits=10, seed=23)
+    before = _files(base)
+    registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=SMALL_RETENTION, dry_run=True,
+                                 engine="local")
+    with dg.instance_for_test() as instance:
+        result = _run(registry, "t", instance)
+        assert result.success and _metadata(result, "clean_plan")["files_to_delete"] > 0
+        assert _metadata(result, "archive_batch")["instants_selected"] > 0
+    assert _files(base) == before
