@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hudi_assets.engine import LocalEngine, SparkEngine, create_engine
+from hudi_assets.engine import LocalEngine, SparkEngine, create_engine, spark_settings
 from hudi_assets.storage import Storage
 
 pytestmark = pytest.mark.spark
@@ -34,7 +34,18 @@ def test_executors_reopen_storage_and_write(spark_engine, tmp_path):
     names = [f"p{i}/f{i}" for i in range(10)]
     spark_engine.foreach(lambda n: storage.write(n, n.encode()), names, parallelism=4)
     assert spark_engine.map(lambda n: storage.read(n).decode(), names) == names
-    assert spark_engine.session.sparkContext.master == "local[2]"
+    assert spark_engine.session.sparkContext.master.startswith("local")  # the session tests share
+
+
+def test_spark_settings_master_precedence_and_defaults():
+    standalone = "spark://127.0.0.1:7077"
+    assert spark_settings(conf={"spark.master": standalone})["spark.master"] == standalone
+    assert spark_settings("yarn", {"spark.master": "local[1]"})["spark.master"] == "yarn"
+    local = spark_settings(conf={"spark.executor.memory": "2g", "spark.ui.enabled": "true"})
+    assert local["spark.master"] == "local[*]" and local["spark.driver.host"] == "127.0.0.1"
+    assert local["spark.executor.memory"] == "2g" and local["spark.ui.enabled"] == "true"
+    assert spark_settings("yarn")["spark.ui.showConsoleProgress"] == "false"
+    assert "spark.driver.host" not in spark_settings("yarn")
 
 
 def test_create_engine_rejects_unknown_kinds():
