@@ -116,24 +116,20 @@ class PartitionCleanStat:
 def clean_metadata_record(instant_time: str, time_taken_ms: int, plan: CleanerPlan,
                           stats: list[PartitionCleanStat]) -> dict[str, Any]:
     """HoodieCleanMetadata v2 for a finished clean (CleanerUtils.convertCleanMetadata)."""
+    def partition_record(stat: PartitionCleanStat, patterns: list[str], success: list[str],
+                         failed: list[str]) -> dict[str, Any]:
+        return {"partitionPath": stat.partition, "policy": stat.policy, "deletePathPatterns": patterns,
+                "successDeleteFiles": success, "failedDeleteFiles": failed,
+                "isPartitionDeleted": stat.is_partition_deleted}
+
     partition_metadata = {}
     bootstrap_metadata = {}
     for stat in stats:
-        partition_metadata[stat.partition] = {
-            "partitionPath": stat.partition, "policy": stat.policy,
-            "deletePathPatterns": stat.delete_path_patterns,
-            "successDeleteFiles": stat.success_delete_files,
-            "failedDeleteFiles": stat.failed_delete_files,
-            "isPartitionDeleted": stat.is_partition_deleted,
-        }
+        partition_metadata[stat.partition] = partition_record(
+            stat, stat.delete_path_patterns, stat.success_delete_files, stat.failed_delete_files)
         if stat.bootstrap_patterns or stat.success_bootstrap_files or stat.failed_bootstrap_files:
-            bootstrap_metadata[stat.partition] = {
-                "partitionPath": stat.partition, "policy": stat.policy,
-                "deletePathPatterns": stat.bootstrap_patterns,
-                "successDeleteFiles": stat.success_bootstrap_files,
-                "failedDeleteFiles": stat.failed_bootstrap_files,
-                "isPartitionDeleted": stat.is_partition_deleted,
-            }
+            bootstrap_metadata[stat.partition] = partition_record(
+                stat, stat.bootstrap_patterns, stat.success_bootstrap_files, stat.failed_bootstrap_files)
     return {
         "startCleanTime": instant_time,
         "timeTakenInMillis": time_taken_ms,
