@@ -241,12 +241,15 @@ class FileSystemView:
             if op.file_id in groups:
                 groups[op.file_id].slice_at(op.compaction_instant)
         uncommitted: list[str] = []
-        for file_id in list(groups):
-            slices = groups[file_id].slices
-            for instant in [i for i in slices if not self.is_committed(i)]:
-                uncommitted.extend(slices.pop(instant).paths)
-            if not slices:
-                del groups[file_id]
+        # A partition has few distinct instants: decide each once, then touch only affected groups.
+        instants = {i for group in groups.values() for i in group.slices}
+        if invisible := {i for i in instants if not self.is_committed(i)}:
+            for file_id in list(groups):
+                slices = groups[file_id].slices
+                for instant in invisible.intersection(slices):
+                    uncommitted.extend(slices.pop(instant).paths)
+                if not slices:
+                    del groups[file_id]
         loaded = self._loaded[partition] = (groups, uncommitted)
         return loaded
 
