@@ -22,6 +22,7 @@ from hudi_assets.orchestration.instance import prepare_dagster_home
 from hudi_assets.storage import Storage
 
 PROJECT = Path(__file__).resolve().parents[2]
+ASSETS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files")
 GRAPH_QUERY = "{ assetNodes { assetKey { path } } }"
 
 
@@ -75,7 +76,7 @@ def test_dagster_dev_serves_the_graph_and_runs_a_table(dagster_dev, monkeypatch)
         {"query": GRAPH_QUERY}).encode(), headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=30) as response:  # the GraphQL the UI itself uses
         graph = json.load(response)["data"]
-    assert {tuple(n["assetKey"]["path"]) for n in graph["assetNodes"]} >= {("timeline_snapshot",)}
+    assert {n["assetKey"]["path"][0] for n in graph["assetNodes"]} == set(ASSETS)
 
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     with dg.DagsterInstance.get() as instance:
@@ -89,5 +90,6 @@ def test_dagster_dev_serves_the_graph_and_runs_a_table(dagster_dev, monkeypatch)
             time.sleep(1)
             status = client.get_run_status(run_id)
         assert status == dg.DagsterRunStatus.SUCCESS
-        materialized = instance.get_latest_materialization_event(dg.AssetKey("timeline_snapshot"))
-        assert materialized is not None and materialized.asset_materialization.partition == "cow"
+        for asset in ASSETS:
+            materialized = instance.get_latest_materialization_event(dg.AssetKey(asset))
+            assert materialized is not None and materialized.asset_materialization.partition == "cow"
