@@ -34,8 +34,18 @@ SUMMARY_KEYS = ("active_instants", "archived_instants", "pending_instants", "com
                 "active_instants_after", "instants_archived", "archive_file", "reason", "files_merged")
 
 
+def snapshot_rows(base_path: Path) -> dict | None:
+    """The latest snapshot as the independent hudi-rs reader sees it (None where it is not installed)."""
+    try:
+        from hudi import HudiTable
+    except ImportError:
+        return None
+    return {r["_hoodie_record_key"]: r for b in HudiTable(str(base_path)).read() for r in b.to_pylist()}
+
+
 def run_demo(root: Path, hoodie_conf: dict[str, str]) -> bool:
     tables = [Path(p) for p in write_demo_tables(str(root))]
+    before = {t: snapshot_rows(t) for t in tables}
     home = prepare_dagster_home(root / ".dagster_home")
     os.environ["DAGSTER_HOME"] = str(home)
     registry = HudiTableRegistry(base_paths=[str(t) for t in tables], hoodie_conf=hoodie_conf)
@@ -58,6 +68,11 @@ def run_demo(root: Path, hoodie_conf: dict[str, str]) -> bool:
                     check = event.asset_check_evaluation_data
                     print(f"  check {check.check_name}: {'passed' if check.passed else 'FAILED'}"
                           + ("" if check.passed else f" - {check.description}"))
+            if before[table] is not None:
+                same = snapshot_rows(table) == before[table]
+                ok &= same
+                print(f"  hudi-rs reads the latest snapshot {'the same' if same else 'DIFFERENTLY'} "
+                      f"after maintenance ({len(before[table])} rows)")
     return ok
 
 
