@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from hudi_assets.avro import deserialize_metadata
+from hudi_assets.clean.plan import CleanerPlan
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.timeline.commit_metadata import CommitMetadata
 from hudi_assets.timeline.instant import (
@@ -121,7 +122,9 @@ def _payload(timeline: ActiveTimeline, instant: Instant, data: bytes, path: str)
     if action == CLEAN:
         if state is State.COMPLETED:
             return {"hoodieCleanMetadata": deserialize_metadata(data, "HoodieCleanMetadata", path)}
-        return {"hoodieCleanerPlan": deserialize_metadata(data, "HoodieCleanerPlan", path)}
+        # Hudi archives the plan upgraded to version 2 (CleanerUtils.getCleanerPlan).
+        plan = CleanerPlan.deserialize(data, path, timeline.storage.base_uri)
+        return {"hoodieCleanerPlan": plan.to_record()}
     if action in (COMMIT, DELTA_COMMIT):
         obj = _commit_object(data, path)
         return {} if obj is None else {"hoodieCommitMetadata": convert_commit_metadata(obj)}

@@ -222,3 +222,21 @@ def test_five_thousand_commits_archive_to_configured_size(tmp_path):
     assert len(active.completed_commits_timeline(False)) == 20
     assert len(active.clean_timeline()) == 20
     assert result.records_written == 3 * (4980 + 180)
+
+
+def test_version_1_clean_plans_are_archived_upgraded_to_version_2(tmp_path):
+    from hudi_assets.archive.conversion import to_archived_entry
+    from hudi_assets.timeline.instant import Instant, State
+
+    b = TimelineBuilder(tmp_path)
+    v1 = {"earliestInstantToRetain": {"timestamp": ts(1), "action": "commit", "state": "COMPLETED"},
+          "lastCompletedCommitTimestamp": ts(2), "policy": "KEEP_LATEST_COMMITS", "version": 1,
+          "filesToBeDeletedPerPartition": {"p1": ["f-0_0-1-1_001.parquet"]}}
+    requested = tmp_path / ".hoodie" / f"{ts(3)}.clean.requested"
+    requested.write_bytes(serialize_metadata("HoodieCleanerPlan", v1))
+    table = b.table()
+    entry = to_archived_entry(table.active_timeline, Instant(ts(3), "clean", State.REQUESTED))
+    plan = entry["hoodieCleanerPlan"]
+    assert plan["version"] == 2 and plan["filesToBeDeletedPerPartition"] == {}
+    assert [f["filePath"] for f in plan["filePathsToBeDeletedPerPartition"]["p1"]] == [
+        f"{table.storage.base_uri}/p1/f-0_0-1-1_001.parquet"]
