@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
 
-import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -74,10 +73,6 @@ class TableSchema:
         meta = [{"name": n, "type": ["null", "string"], "doc": "", "default": None} for n in META_FIELDS]
         data = [{"name": n, "type": ["null", t], "default": None} for n, t in self.fields]
         return _compact(self._record(meta + data))
-
-    @cached_property
-    def parsed_with_meta(self) -> Any:
-        return fastavro.parse_schema(json.loads(self.writer_schema_with_meta))
 
     @cached_property
     def arrow_schema(self) -> pa.Schema:

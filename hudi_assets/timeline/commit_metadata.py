@@ -71,10 +71,6 @@ class WriteStat:
         return int(self.fields.get("totalWriteBytes") or 0)
 
     @property
-    def num_writes(self) -> int:
-        return int(self.fields.get("numWrites") or 0)
-
-    @property
     def log_files(self) -> list[str]:
         return list(self.fields.get("logFiles") or [])
 

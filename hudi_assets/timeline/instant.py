@@ -126,8 +126,3 @@ class Instant:
     def __str__(self) -> str:
         return f"[{self.timestamp}__{self.action}__{self.state.name}]"
 
-
-def is_valid_instant_time(ts: str) -> bool:
-    """Hudi instant times are 14 (legacy) or 17 digits, or MDT times with a 3-digit suffix."""
-    return ts.isdigit() and len(ts) in (14, 17, 20)
-

@@ -17,7 +17,6 @@ from hudi_assets.timeline.instant import (
     DELTA_COMMIT,
     LOG_COMPACTION,
     REPLACE_COMMIT,
-    RESTORE,
     ROLLBACK,
     SAVEPOINT,
     Instant,
@@ -58,9 +57,6 @@ class Timeline:
     @property
     def timestamps(self) -> list[str]:
         return [i.timestamp for i in self.instants]
-
-    def contains_timestamp(self, ts: str) -> bool:
-        return any(i.timestamp == ts for i in self.instants)
 
     def get(self, ts: str, action: str | None = None) -> Instant | None:
         for instant in self.instants:
@@ -124,9 +120,6 @@ class Timeline:
     def rollback_timeline(self) -> Timeline:
         return self.filter_actions({ROLLBACK})
 
-    def restore_timeline(self) -> Timeline:
-        return self.filter_actions({RESTORE})
-
     def savepoint_timeline(self) -> Timeline:
         """Completed savepoints (an inflight savepoint protects nothing)."""
         return self.filter_actions({SAVEPOINT}).filter_completed()
@@ -174,9 +167,6 @@ class ActiveTimeline(Timeline):
             if instant is not None:
                 state_files[instant] = status
         return cls(storage, state_files)
-
-    def reload(self) -> ActiveTimeline:
-        return ActiveTimeline.load(self.storage)
 
     @property
     def raw_instants(self) -> list[Instant]:

@@ -47,14 +47,16 @@ def test_highest_state_wins_and_raw_keeps_every_file(tmp_path):
 def test_named_filters(tmp_path):
     tl = _timeline(tmp_path, ["001.deltacommit", "002.replacecommit", "003.compaction.requested",
                               "004.clean", "005.savepoint.inflight", "005.savepoint",
-                              "006.deltacommit.inflight", "007.replacecommit.requested", "008.rollback"])
+                              "006.deltacommit.inflight", "007.replacecommit.requested", "008.rollback",
+                              "009.logcompaction.requested"])
     assert tl.completed_commits_timeline(is_mor=True).timestamps == ["001", "002"]
     assert tl.completed_commits_timeline(is_mor=False).timestamps == ["002"]
     assert tl.commits_timeline().timestamps == ["001", "002", "006", "007"]
     assert tl.commits_and_compaction_timeline().timestamps == ["001", "002", "003", "006", "007"]
     assert tl.pending_compaction_timeline().timestamps == ["003"]
+    assert tl.pending_log_compaction_timeline().timestamps == ["009"]
     assert tl.pending_replace_timeline().timestamps == ["007"]
     assert tl.pending_writes_timeline().timestamps == ["006"]
     assert tl.savepoint_timeline().timestamps == ["005"]
     assert tl.clean_timeline().timestamps == ["004"] and tl.rollback_timeline().timestamps == ["008"]
-    assert tl.write_timeline().filter_pending().timestamps == ["003", "006", "007"]
+    assert tl.write_timeline().filter_pending().timestamps == ["003", "006", "007", "009"]
