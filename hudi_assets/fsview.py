@@ -11,6 +11,7 @@ partitions lists in parallel, locally or on Spark.
 from __future__ import annotations
 
 import gc
+import logging
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import COMPACTION, LOG_COMPACTION
 from hudi_assets.timeline.timeline import Timeline
 
+log = logging.getLogger(__name__)
 PARTITION_METAFILE = ".hoodie_partition_metadata"
 
 
@@ -120,9 +122,13 @@ def list_partitions(storage: Storage, engine: Engine, parallelism: int = 200) ->
     """Find every partition and list its files, level by level, one engine task per directory."""
     found: list[PartitionListing] = []
     level = [""]
+    depth = 0
     while level:
         results = engine.map(lambda d: list_directory(storage, d), level, parallelism)
+        log.info("Listed %d directories at depth %d of %s: %d partitions so far", len(level), depth,
+                 storage.base_uri, len(found) + sum(1 for _, files, _ in results if files is not None))
         level = []
+        depth += 1
         for directory, files, subdirs in results:
             if files is not None:
                 found.append(PartitionListing(directory, files))

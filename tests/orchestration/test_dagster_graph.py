@@ -84,3 +84,17 @@ def test_sensor_adds_tables_and_requests_runs_only_past_thresholds(lake):
         assert requested == [("mor", "mor", "clean")]
         context = dg.build_sensor_context(instance=instance, resources={"hudi": eager}, cursor=result.cursor)
         assert hudi_maintenance_sensor(context).run_requests == []  # nothing new since the cursor
+
+
+def test_sensor_requests_archival_past_keep_max(lake):
+    registry = HudiTableRegistry(roots=[str(lake)], hoodie_conf={
+        "hoodie.clean.max.commits": "100", "hoodie.cleaner.commits.retained": "2",
+        "hoodie.keep.min.commits": "3", "hoodie.keep.max.commits": "4"})
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(TABLES.name, ["cow", "mor"])
+        context = dg.build_sensor_context(instance=instance, resources={"hudi": registry})
+        result = hudi_maintenance_sensor(context)
+        # Six commits (plus an insert_overwrite) exceed keep.max=4 on both tables; no clean is due.
+        assert sorted((r.partition_key, r.tags["hudi/reason"]) for r in result.run_requests) == [
+            ("cow", "archive"), ("mor", "archive")]
+        assert all(r.run_key.startswith(f"{r.partition_key}:") for r in result.run_requests)
