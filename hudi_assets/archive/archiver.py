@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hudi_assets.archive.config import ArchiveConfig
-from hudi_assets.archive.conversion import ArchiveConversionError, to_archived_entry
+from hudi_assets.archive.conversion import to_archived_entry
 from hudi_assets.archive.merge import (
     can_append,
     merge_small_archive_files,
@@ -111,19 +111,14 @@ class HoodieTimelineArchiver:
     def _archive(self, result: ArchiveResult) -> None:
         timeline = self.table.active_timeline
         records: list[dict[str, Any]] = []
-        removed_markers: set[str] = set()
         total = len(result.selection.state_files)
         for n, instant in enumerate(result.selection.state_files, 1):
-            if instant.timestamp not in removed_markers:
-                removed_markers.add(instant.timestamp)
-                if self.storage.delete_dir(f"{TEMP_FOLDER}/{instant.timestamp}"):
-                    result.markers_removed += 1
             try:
                 records.append(to_archived_entry(timeline, instant))
-            except (ArchiveConversionError, CorruptFileError) as exc:
+            except CorruptFileError:
                 if self.config.fail_on_timeline_archiving:
-                    raise HudiAssetsError(f"Failed to archive {instant}: {exc}") from exc
-                log.error("Skipping unconvertible state file %s: %s", instant.file_name, exc)
+                    raise  # bad input: names the file; nothing has been written or deleted yet
+                log.exception("Skipping unconvertible state file %s", instant.file_name)
                 result.skipped.append(instant.file_name)
             if n % 1000 == 0:
                 log.info("Converted %d/%d state files", n, total)
@@ -141,6 +136,10 @@ class HoodieTimelineArchiver:
         self._verify(path, len(records))
         result.archive_file = path
         result.records_written = len(records)
+        # Leftover marker directories of archived instants go once the archive is safely written.
+        for ts in dict.fromkeys(i.timestamp for i in result.selection.state_files):
+            if self.storage.delete_dir(f"{TEMP_FOLDER}/{ts}"):
+                result.markers_removed += 1
         log.info("Wrote %d archived entries to %s (%d bytes)", len(records), self.storage.uri(path),
                  len(data))
         _step("after-write")

@@ -240,3 +240,15 @@ def test_version_1_clean_plans_are_archived_upgraded_to_version_2(tmp_path):
     assert plan["version"] == 2 and plan["filesToBeDeletedPerPartition"] == {}
     assert [f["filePath"] for f in plan["filePathsToBeDeletedPerPartition"]["p1"]] == [
         f"{table.storage.base_uri}/p1/f-0_0-1-1_001.parquet"]
+
+
+@pytest.mark.parametrize("content", [b'{"partitionToWriteStats" : {', b"\x00garbage"])
+def test_corrupt_commit_in_range_exits_2_and_changes_nothing(tmp_path, capsys, content):
+    _table(tmp_path)
+    (tmp_path / ".hoodie" / ".temp" / ts(0)).mkdir(parents=True)
+    (tmp_path / ".hoodie" / f"{ts(3)}.commit").write_bytes(content)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert main(["archive", str(tmp_path), *CONF]) == 2
+    err = capsys.readouterr().err
+    assert f"{ts(3)}.commit" in err and "not valid commit metadata JSON" in err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # markers too
