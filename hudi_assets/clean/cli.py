@@ -64,10 +64,14 @@ def run(args: argparse.Namespace) -> int:
         _print_plan(table, plan, pending)
         return 0
 
+    live = sys.stderr.isatty()  # one updating line on a terminal, plain lines in a log
+
     def progress(done: int, total: int) -> None:
-        print(f"\rdeleted {done} of {total} files", end="", file=sys.stderr, flush=True)
-        if done == total:
-            print(file=sys.stderr)
+        if live:
+            print(f"\rdeleted {done} of {total} files", end="\n" if done == total else "", file=sys.stderr,
+                  flush=True)
+        elif done == total or done % 1000 == 0:
+            print(f"deleted {done} of {total} files", file=sys.stderr, flush=True)
 
     result = clean_table(table, config, engine, progress=progress)
     if not result.completed:
