@@ -64,7 +64,9 @@ class FileSlice:
     file_id: str
     base_instant: str
     base_file: str | None = None
-    log_files: list[LogFile] = field(default_factory=list)
+    # A shared empty tuple until a log file arrives: most slices have none, and a million empty
+    # lists would be a million more objects for Python's collector to track.
+    log_files: list[LogFile] | tuple[()] = ()
 
     @property
     def file_names(self) -> list[str]:
@@ -166,7 +168,10 @@ def build_file_groups(partition: str, names: Iterable[str], base_extension: str)
         if log is None:
             file_slice.base_file = name
         else:
-            file_slice.log_files.append(log)
+            if file_slice.log_files:
+                file_slice.log_files.append(log)
+            else:
+                file_slice.log_files = [log]
     for group in groups.values():
         for file_slice in group.slices.values():
             if len(file_slice.log_files) > 1:
