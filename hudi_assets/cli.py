@@ -100,7 +100,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hudi-assets", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="hudi-assets",
+        description="Apache Hudi table maintenance (timeline, clean, archive) outside the JVM, exact to "
+                    "Hudi 0.14/0.15 (table version 6).")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
 
