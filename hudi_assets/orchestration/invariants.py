@@ -10,6 +10,18 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
+from hudi_assets.archive.config import ArchiveConfig
+from hudi_assets.clean.config import (
+    ALTERNATIVES,
+    COMMITS_RETAINED,
+    FILE_VERSIONS_RETAINED,
+    HOURS_RETAINED,
+    KEEP_MAX_COMMITS,
+    KEEP_MIN_COMMITS,
+    POLICY,
+    CleanConfig,
+    infer_policy,
+)
 from hudi_assets.config import WriteConfig
 
 CLEANER_POLICIES = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_BY_HOURS", "KEEP_LATEST_FILE_VERSIONS")
@@ -18,22 +30,22 @@ STATES = ("REQUESTED", "INFLIGHT", "COMPLETED")
 
 
 def config_frame(config: WriteConfig) -> pd.DataFrame:
-    """One row of the retention settings as configured (unparsed, so bad values show as they are)."""
-    def raw(key: str, default: str, *alternatives: str) -> str:
-        found = config.find(key, alternatives)
-        return default if found is None else found[1]
-
-    return pd.DataFrame([{
-        "hoodie.cleaner.policy": raw("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", "hoodie.clean.policy"),
-        "hoodie.cleaner.commits.retained": raw("hoodie.cleaner.commits.retained", "10",
-                                               "hoodie.clean.commits.retained"),
-        "hoodie.cleaner.hours.retained": raw("hoodie.cleaner.hours.retained", "24",
-                                             "hoodie.clean.hours.retained"),
-        "hoodie.cleaner.fileversions.retained": raw("hoodie.cleaner.fileversions.retained", "3",
-                                                    "hoodie.clean.fileversions.retained"),
-        "hoodie.keep.min.commits": raw("hoodie.keep.min.commits", "20"),
-        "hoodie.keep.max.commits": raw("hoodie.keep.max.commits", "30"),
-    }])
+    """One row of the retention settings as configured: raw text, so that a bad value shows as it is
+    (parsing would stop at the first one), with the cleaner's own defaults, aliases and inference."""
+    defaults = CleanConfig()
+    settings = {
+        POLICY: infer_policy(config),
+        COMMITS_RETAINED: str(defaults.commits_retained),
+        HOURS_RETAINED: str(defaults.hours_retained),
+        FILE_VERSIONS_RETAINED: str(defaults.file_versions_retained),
+        KEEP_MIN_COMMITS: str(ArchiveConfig().min_commits),
+        KEEP_MAX_COMMITS: str(ArchiveConfig().max_commits),
+    }
+    row = {}
+    for key, default in settings.items():
+        found = config.find(key, ALTERNATIVES.get(key, ()))
+        row[key] = default if found is None else found[1]
+    return pd.DataFrame([row])
 
 
 def _int(series: pd.Series) -> pd.Series:
