@@ -7,7 +7,6 @@ runs on a local thread pool or on Spark executors, which open the table's storag
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -17,14 +16,10 @@ from typing import Any, Protocol, TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 
-log = logging.getLogger(__name__)
-
 DEFAULT_SPARK_MASTER = "local[*]"
 
 
 class Engine(Protocol):
-    name: str
-
     def map(self, fn: Callable[[T], R], items: Sequence[T], parallelism: int | None = None) -> list[R]:
         """Apply `fn` to every item; results come back in input order."""
         ...
@@ -42,8 +37,6 @@ class Engine(Protocol):
 
 class LocalEngine:
     """A thread pool: I/O-bound listing and deleting overlap well without a JVM."""
-
-    name = "local"
 
     def __init__(self, max_workers: int = 16):
         self.max_workers = max_workers
@@ -97,8 +90,6 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
 
 class SparkEngine:
     """Runs each item as Spark work: one task per item up to `parallelism` slices."""
-
-    name = "spark"
 
     def __init__(self, session=None, master: str | None = None, conf: Mapping[str, str] | None = None):
         self._session = session

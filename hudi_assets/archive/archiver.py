@@ -75,14 +75,16 @@ class HoodieTimelineArchiver:
     def select(self) -> ArchiveSelection:
         return select_instants_to_archive(self.table, self.config, self.table.reload_timeline())
 
-    def archive_if_required(self, merge: bool = True) -> ArchiveResult:
+    def archive_if_required(self, merge: bool = True,
+                            selection: ArchiveSelection | None = None) -> ArchiveResult:
         """Archive what the selection allows; then, if `merge`, merge small archive files.
 
+        `selection` may be one just made by `select()` (a dry run shown first); it is not redone.
         A half-done merge is always recovered first, so a new archive file never takes the version
         an unfinished merge planned for its merged file.
         """
         started = time.monotonic()
-        result = ArchiveResult(self.select())
+        result = ArchiveResult(selection if selection is not None else self.select())
         selection = result.selection
         if self.should_merge:
             result.merge_recovery = recover_pending_merge(self.archived)

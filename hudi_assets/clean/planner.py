@@ -102,16 +102,10 @@ class PartitionDecision:
     file_sizes: dict[str, int] | None = None
 
 
-def _list_partition(storage: Storage, partition: str) -> list[str]:
-    if partition and not storage.exists(partition):
-        return []
-    return storage.list_names(partition)[0]
-
-
 def plan_partition(ctx: PlanContext, task: PartitionTask) -> PartitionDecision:
     """List one partition, build its file groups and decide (CleanPlanner.getDeletePaths)."""
     partition = task.partition
-    names = _list_partition(ctx.storage, partition)
+    names = ctx.storage.list_names(partition)[0]  # empty when the partition is gone
     groups = build_file_groups(partition, names, ctx.base_extension)
     for file_id, (_, plan_instant, major) in task.compactions.items():
         if major and file_id in groups:

@@ -13,7 +13,6 @@ from hudi_assets.orchestration.assets import GROUP, TABLES, check_result, markdo
 from hudi_assets.orchestration.clean_assets import clean_result
 from hudi_assets.orchestration.invariants import ARCHIVE_SCHEMA, violations
 from hudi_assets.orchestration.resources import HudiTableRegistry
-from hudi_assets.timeline.archived import ArchivedTimeline
 
 
 def _archiver(hudi: HudiTableRegistry, key: str) -> HoodieTimelineArchiver:
@@ -34,10 +33,11 @@ def archive_batch(context: dg.AssetExecutionContext, hudi: HudiTableRegistry):
         archived: list[str] = []
         result = None
     else:
-        result = archiver.archive_if_required(merge=False)
+        result = archiver.archive_if_required(merge=False, selection=selection)
         archived = [f"{i.timestamp}.{i.action}.{i.state.name}" for i in result.selection.state_files]
+    written = [result.archive_file] if result and result.archive_file else []
     entries = {f"{e.instant.timestamp}.{e.instant.action}.{e.instant.state.name}"
-               for e in ArchivedTimeline(archiver.storage, archiver.archived.folder).entries()}
+               for e in archiver.archived.entries(only=written)} if written else set()
     frame = pd.DataFrame({"instant": archived, "archived": [a in entries for a in archived]})
     yield check_result("archived_instants_readable", violations(ARCHIVE_SCHEMA, frame), frame,
                        "archived instants are missing from the archive")

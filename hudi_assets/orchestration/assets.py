@@ -32,8 +32,8 @@ def _age_seconds(instant: str) -> float | None:
     return round(time.time() - minted, 1)
 
 
-def timeline_frame(table: HoodieTable) -> pd.DataFrame:
-    frame = pd.DataFrame(timeline_rows(table)).reindex(columns=TIMELINE_COLUMNS)
+def timeline_frame(table: HoodieTable, details: bool = True) -> pd.DataFrame:
+    frame = pd.DataFrame(timeline_rows(table, details=details)).reindex(columns=TIMELINE_COLUMNS)
     frame["completed"] = frame["state"] == "COMPLETED"
     return frame
 
@@ -105,7 +105,7 @@ def timeline_is_well_formed(context: dg.AssetCheckExecutionContext,
                             hudi: HudiTableRegistry) -> dg.AssetCheckResult:
     # Read afresh (one listing) rather than load the asset: Dagster hands an unpartitioned check
     # every materialized partition of a partitioned asset.
-    frame = timeline_frame(hudi.open(context.op_execution_context.partition_key))
+    frame = timeline_frame(hudi.open(context.op_execution_context.partition_key), details=False)
     return check_result("timeline_is_well_formed", violations(TIMELINE_SCHEMA, frame), frame,
                         "malformed timeline")
 

@@ -32,8 +32,8 @@ def hudi_maintenance_sensor(context: dg.SensorEvaluationContext, hudi: HudiTable
     known = set(context.instance.get_dynamic_partitions(TABLES.name))
     cursor: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     requests = []
-    for key in tables:
-        table = hudi.open(key)
+    for key, base_path in tables.items():
+        table = hudi.open_path(base_path)  # one discovery per evaluation, not one per table
         status = maintenance_status(table, hudi.write_config(key, table))
         if cursor.get(key) == status.latest_instant:
             continue  # nothing happened since the last look

@@ -70,7 +70,10 @@ class HudiTableRegistry(dg.ConfigurableResource):
         return tables[key]
 
     def open(self, key: str) -> HoodieTable:
-        return HoodieTable(self.base_path(key), self.storage_options)
+        return self.open_path(self.base_path(key))
+
+    def open_path(self, base_path: str) -> HoodieTable:
+        return HoodieTable(base_path, self.storage_options)
 
     def engine_for(self, spark: dg.ConfigurableResource) -> Engine:
         """The engine of this registry; Spark starts only when first used (lazy resource)."""

@@ -6,7 +6,7 @@ The merged file named by a pending `mergeArchivePlan` may be half written and is
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,12 +81,14 @@ class ArchivedTimeline:
         except CorruptFileError:
             return None
 
-    def entries(self) -> Iterator[ArchivedEntry]:
-        """Every archived state file, newest archive file first."""
+    def entries(self, only: Collection[str] | None = None) -> Iterator[ArchivedEntry]:
+        """Every archived state file, newest archive file first; `only` limits the read to those
+        archive files (paths relative to the base path)."""
         plan = self.pending_merge_plan()
         tolerated = {plan["mergedArchiveFileName"]} if plan and plan.get("mergedArchiveFileName") else set()
         read = self.storage.read
-        files = [(self.storage.uri(s.path), lambda p=s.path: read(p)) for s in self.archive_files()]
+        files = [(self.storage.uri(s.path), lambda p=s.path: read(p)) for s in self.archive_files()
+                 if only is None or s.path in only]
         for record in read_archived_records(files, java_schema_json(ARCHIVED_META_ENTRY),
                                             unreadable_ok=tolerated):
             yield ArchivedEntry(entry_instant(record), record)

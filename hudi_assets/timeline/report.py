@@ -7,11 +7,23 @@ from typing import Any
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.archived import ArchivedTimeline
-from hudi_assets.timeline.instant import CLEAN, ROLLBACK
-from hudi_assets.timeline.timeline import COMMIT_ACTIONS
+from hudi_assets.timeline.instant import CLEAN, ROLLBACK, Instant
+from hudi_assets.timeline.timeline import COMMIT_ACTIONS, ActiveTimeline
 
 
-def _active_rows(table: HoodieTable) -> list[dict[str, Any]]:
+def _details(active: ActiveTimeline, instant: Instant) -> dict[str, Any]:
+    """What a completed commit wrote, or a completed clean/rollback deleted (one metadata read)."""
+    if instant.action in COMMIT_ACTIONS:
+        commit = metadata.commit_metadata(active, instant)
+        return {"operation": commit.operation_type, "partitions": len(commit.partitions),
+                "files_written": len(commit.write_stats), "bytes_written": commit.total_bytes_written}
+    if instant.action in (CLEAN, ROLLBACK):
+        done = metadata.completed_metadata(active, instant) or {}
+        return {"files_deleted": done.get("totalFilesDeleted", 0)}
+    return {}
+
+
+def _active_rows(table: HoodieTable, details: bool) -> list[dict[str, Any]]:
     active = table.active_timeline
     rows = []
     for instant in active:
@@ -22,13 +34,8 @@ def _active_rows(table: HoodieTable) -> list[dict[str, Any]]:
             "state": instant.state.name,
             "state_file_mtime_ms": active.state_files[instant].mtime_ms,
         }
-        if instant.action in COMMIT_ACTIONS and instant.is_completed:
-            commit = metadata.commit_metadata(active, instant)
-            row.update(operation=commit.operation_type, partitions=len(commit.partitions),
-                       files_written=len(commit.write_stats), bytes_written=commit.total_bytes_written)
-        elif instant.action in (CLEAN, ROLLBACK) and instant.is_completed:
-            done = metadata.completed_metadata(active, instant) or {}
-            row.update(files_deleted=done.get("totalFilesDeleted", 0))
+        if details and instant.is_completed:
+            row.update(_details(active, instant))
         rows.append(row)
     return rows
 
@@ -41,7 +48,9 @@ def _archived_rows(table: HoodieTable) -> list[dict[str, Any]]:
     ]
 
 
-def timeline_rows(table: HoodieTable, include_archived: bool = True) -> list[dict[str, Any]]:
-    """Archived instants (oldest first), then the active timeline."""
+def timeline_rows(table: HoodieTable, include_archived: bool = True,
+                  details: bool = True) -> list[dict[str, Any]]:
+    """Archived instants (oldest first), then the active timeline; `details` adds what each completed
+    commit wrote and each clean/rollback deleted (one metadata read per instant)."""
     archived = _archived_rows(table) if include_archived else []
-    return archived + _active_rows(table)
+    return archived + _active_rows(table, details)

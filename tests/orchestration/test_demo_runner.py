@@ -19,7 +19,7 @@ def test_demo_cleans_and_archives_both_tables_and_hudi_rs_reads_them_the_same(tm
     assert out.count("hudi-rs reads the latest snapshot the same") == 2
     assert "FAILED" not in out and out.count("instants_archived=9") == 2
     assert (root / ".dagster_home" / "dagster.yaml").exists()
-    assert (root / "demo_mor" / ".hoodie" / "archived").iterdir()
+    assert any((root / "demo_mor" / ".hoodie" / "archived").iterdir())
     (root / "foreign.txt").write_text("not ours")
     assert main([str(root)]) == 2  # never replaces a folder holding anything else
     assert (root / "foreign.txt").exists()
