@@ -99,19 +99,27 @@ class CleanActionExecutor:
     def pending_cleans(self) -> list[Instant]:
         return self.table.reload_timeline().clean_timeline().filter_pending().instants
 
+    def pending_plan(self, instant: Instant) -> tuple[CleanerPlan, bytes] | None:
+        """The plan in a pending clean's state file (the inflight file repeats the requested bytes);
+        None for an empty state file."""
+        timeline = self.table.active_timeline
+        data = timeline.read_details(instant)
+        if not data:
+            return None
+        path = self.table.storage.uri(timeline.state_file_path(instant))
+        return CleanerPlan.deserialize(data, path, self.table.base_path), data
+
     def run_pending(self, result: CleanResult | None = None) -> CleanResult:
         """Finish every requested/inflight clean in time order."""
         result = result or CleanResult()
         for instant in self.pending_cleans():
-            timeline = self.table.active_timeline
-            data = timeline.read_details(instant)
-            if not data:
+            pending = self.pending_plan(instant)
+            if pending is None:
                 # Hudi deletes the empty state file (the inflight one first) and moves on.
                 log.warning("empty clean state file %s: deleted", instant.file_name)
-                self.table.storage.delete_many([timeline.state_file_path(instant)])
+                self.table.storage.delete_many([self.table.active_timeline.state_file_path(instant)])
                 continue
-            path = self.table.storage.uri(timeline.state_file_path(instant))
-            plan = CleanerPlan.deserialize(data, path, self.table.base_path)
+            plan, data = pending
             self.execute(instant, plan, data)
             result.completed[instant.timestamp] = self._last_deleted
             result.files_deleted += self._last_deleted

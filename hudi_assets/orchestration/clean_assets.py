@@ -93,15 +93,15 @@ def existing(storage, paths: list[str]) -> list[bool]:
     return [path.rpartition("/")[2] in by_directory[path.rpartition("/")[0]] for path in paths]
 
 
-def _pending_plan(table: HoodieTable, executor: CleanActionExecutor) -> tuple[CleanerPlan, str] | None:
-    """The plan of the oldest pending clean: Hudi finishes it before planning anew."""
+def _pending_plan(executor: CleanActionExecutor) -> tuple[CleanerPlan, str] | None:
+    """The plan of the oldest pending clean with one: Hudi finishes it before planning anew."""
     for instant in executor.pending_cleans():
-        requested = instant.with_state(State.REQUESTED)
-        data = table.active_timeline.read_details(requested) if table.active_timeline.has_state_file(
-            requested) else b""
-        if data:
-            path = table.storage.uri(table.active_timeline.state_file_path(requested))
-            return CleanerPlan.deserialize(data, path, table.base_path), instant.timestamp
+        requested = instant.with_state(State.REQUESTED)  # an inflight file may be empty (1.x writers)
+        if not executor.table.active_timeline.has_state_file(requested):
+            continue
+        pending = executor.pending_plan(requested)
+        if pending is not None:
+            return pending[0], instant.timestamp
     return None
 
 
@@ -119,7 +119,7 @@ def clean_plan(context: dg.AssetExecutionContext, hudi: HudiTableRegistry, spark
     config = CleanConfig.from_write_config(hudi.write_config(key, table))
     engine = hudi.engine_for(spark)
     executor = CleanActionExecutor(table, config, engine)
-    pending = _pending_plan(table, executor)
+    pending = _pending_plan(executor)
     if pending is not None:
         plan, instant, source = *pending, "pending"
     elif needs_cleaning(table, config):
