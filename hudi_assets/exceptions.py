@@ -1,7 +1,7 @@
 """Domain errors. Every error names the table or file it concerns and what was wrong with it.
 
-The command line maps `HudiInputError` (bad input, refused table) to exit code 2 and any other
-`HudiAssetsError` (a failure while working) to exit code 1.
+The command line maps `HudiInputError` (bad input, refused table, unsafe plan) to exit code 2 and
+any other `HudiAssetsError` (a failure while working, a busy table: retry later) to exit code 1.
 """
 
 from __future__ import annotations
@@ -40,5 +40,29 @@ class InvalidConfigError(HudiInputError):
     """A configuration value is missing, malformed or contradicts another."""
 
 
+class UnsafePlanError(HudiInputError):
+    """A pending plan would delete a file a reader still needs; refused whole, nothing deleted.
+
+    `plan_file` names the plan's state file and `path` the first offending path."""
+
+    def __init__(self, plan_file: str, path: str, problem: str, hint: str = ""):
+        super().__init__(f"{plan_file}: unsafe plan: {path}: {problem}" + (f". {hint}" if hint else ""))
+        self.plan_file = plan_file
+        self.path = path
+        self.problem = problem
+
+
 class CleanAbortedError(HudiAssetsError):
     """The timeline changed under a clean plan so that its deletes are unsafe; nothing was deleted."""
+
+
+class TableBusyError(HudiAssetsError):
+    """Another run holds the table's maintenance lock: nothing was changed; retry later."""
+
+
+class DeleteFailedError(HudiAssetsError):
+    """Files could not be deleted; `paths` names them. The work that could be done was recorded."""
+
+    def __init__(self, message: str, paths: list[str]):
+        super().__init__(message)
+        self.paths = paths
