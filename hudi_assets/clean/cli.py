@@ -15,7 +15,16 @@ def add_parser(subparsers) -> None:
     add_table_arguments(parser, config=True, engine=True)
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan (files, bytes, ECTR, policy) and write nothing")
+    parser.add_argument("--discard-pending", metavar="INSTANT",
+                        help="remove the pending clean INSTANT (for example one refused as unsafe) from "
+                             "the timeline, keeping a copy of its state files in "
+                             ".hoodie/.aux/hudi-assets/discarded/")
     parser.set_defaults(func=run)
+
+
+def _print_violations(report) -> None:
+    for violation in report.violations:
+        print(f"refused {violation.plan_file}: {violation.path}: {violation.problem}")
 
 
 def _print_plan(table, plan, pending: list[str]) -> None:
@@ -46,22 +55,31 @@ def _print_plan(table, plan, pending: list[str]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hudi_assets.clean.config import CleanConfig
-    from hudi_assets.clean.executor import (
-        CleanActionExecutor,
+    from hudi_assets.clean.workflow import (
         clean_table,
-        refuse_metadata_table,
+        discard_pending,
+        pending_cleans,
+        refuse_unsupported,
         schedule_clean,
+        validate_pending,
     )
 
     table = open_table(args)
+    if args.discard_pending:
+        for copy in discard_pending(table, args.discard_pending):
+            print(f"discarded: state file kept as {copy}")
+        return 0
     write_config = load_write_config(args, table)
     config = CleanConfig.from_write_config(write_config)
-    refuse_metadata_table(table)
+    refuse_unsupported(table, config)
     engine = open_engine(args, write_config)
     if args.dry_run:
-        pending = [i.timestamp for i in CleanActionExecutor(table, config, engine).pending_cleans()]
+        pending = pending_cleans(table)
+        report = validate_pending(table, config, pending)
+        _print_violations(report)
+        report.raise_if_unsafe(table.base_path)
         plan, _ = schedule_clean(table, config, engine, dry_run=True)
-        _print_plan(table, plan, pending)
+        _print_plan(table, plan, [p.instant.timestamp for p in pending])
         return 0
 
     live = sys.stderr.isatty()  # one updating line on a terminal, plain lines in a log
@@ -74,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"deleted {done} of {total} files", file=sys.stderr, flush=True)
 
     result = clean_table(table, config, engine, progress=progress)
-    if not result.completed:
+    if not result.executed:
         print(f"nothing to clean ({config.policy}): no plan lists a file")
     else:
         cleans = ", ".join(result.completed)

@@ -12,22 +12,27 @@ import pandas as pd
 from dagster_pyspark import LazyPySparkResource
 
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.executor import CleanActionExecutor, refuse_metadata_table, request_clean
 from hudi_assets.clean.plan import CleanerPlan
-from hudi_assets.clean.planner import CleanPlanner
 from hudi_assets.clean.trigger import needs_cleaning
-from hudi_assets.exceptions import PathOutsideTableError
-from hudi_assets.fsview import FileSystemView, LogFile, parse_base_file_name
+from hudi_assets.clean.validation import ValidationReport
+from hudi_assets.clean.workflow import (
+    pending_cleans,
+    plan_clean,
+    refuse_unsupported,
+    request_clean,
+    run_pending,
+    validate_new_plan,
+    validate_pending,
+)
+from hudi_assets.fsview import FileSystemView
 from hudi_assets.orchestration.assets import GROUP, TABLES, check_result, markdown_table, timeline_snapshot
-from hudi_assets.orchestration.invariants import PLAN_SCHEMA, SURVIVORS_SCHEMA, violations
+from hudi_assets.orchestration.invariants import SURVIVORS_SCHEMA, violations
 from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
-from hudi_assets.timeline.instant import State
 
-PLAN_COLUMNS = ["partition", "file", "path", "file_id", "slice_instant", "size_bytes",
-                "is_bootstrap_base_file", "inside_base_path", "in_latest_slice", "savepointed",
-                "read_by_pending_plan", "before_ectr"]
+PLAN_COLUMNS = ["partition", "file", "path", "size_bytes"]
+VIOLATION_COLUMNS = ["plan_file", "path", "problem"]
 
 
 @dataclass
@@ -41,35 +46,15 @@ class CleanPlanOutput:
     must_survive: list[str] = field(default_factory=list)
 
 
-def _file_facts(table: HoodieTable, view: FileSystemView, plan: CleanerPlan) -> pd.DataFrame:
-    """One row per planned file, with every fact the plan invariants look at."""
+def _plan_frame(table: HoodieTable, view: FileSystemView, plan: CleanerPlan) -> pd.DataFrame:
+    """One row per planned file with its size, for the metadata people read."""
     rows = []
-    ectr = plan.ectr_timestamp
     for partition, files in plan.file_paths_to_delete.items():
-        latest = {n for s in view.latest_file_slices(partition) for n in s.file_names}
         sizes = view.file_sizes(partition)
         for info in files:
-            try:
-                path, inside = table.storage.relativize(info.file_path), True
-            except PathOutsideTableError:
-                path, inside = info.file_path, False
-            name = path.rpartition("/")[2]
-            log = LogFile.parse(name)
-            base = parse_base_file_name(name)
-            if log is not None:
-                file_id, instant = log.file_id, log.base_instant
-            else:
-                file_id, instant = (base[0], base[2]) if base else ("", "")
-            rows.append({
-                "partition": partition, "file": name, "path": path, "file_id": file_id,
-                "slice_instant": instant,
-                "size_bytes": sizes.get(name, 0), "is_bootstrap_base_file": info.is_bootstrap_base_file,
-                "inside_base_path": inside and not path.startswith(".hoodie"),
-                "in_latest_slice": name in latest and (partition, file_id) not in view.replaced_file_groups,
-                "savepointed": name in view.savepointed_files,
-                "read_by_pending_plan": name in view.pending_plan_files,
-                "before_ectr": ectr is None or instant < ectr,
-            })
+            name = info.file_path.rpartition("/")[2]
+            rows.append({"partition": partition, "file": name, "path": info.file_path,
+                         "size_bytes": sizes.get(name, 0)})
     return pd.DataFrame(rows, columns=PLAN_COLUMNS)
 
 
@@ -93,50 +78,56 @@ def existing(storage, paths: list[str]) -> list[bool]:
     return [path.rpartition("/")[2] in by_directory[path.rpartition("/")[0]] for path in paths]
 
 
-def _pending_plan(executor: CleanActionExecutor) -> tuple[CleanerPlan, str] | None:
-    """The plan of the oldest pending clean with one: Hudi finishes it before planning anew."""
-    for instant in executor.pending_cleans():
-        requested = instant.with_state(State.REQUESTED)  # an inflight file may be empty (1.x writers)
-        if not executor.table.active_timeline.has_state_file(requested):
-            continue
-        pending = executor.pending_plan(requested)
-        if pending is not None:
-            return pending[0], instant.timestamp
-    return None
+def plan_check(report: ValidationReport) -> dg.AssetCheckResult:
+    """The core's verdict on the plans, with the offending rows the CLI prints too."""
+    if report.safe:
+        return dg.AssetCheckResult(check_name="plan_is_safe", passed=True,
+                                   metadata={"plans_checked": len(report.plans)})
+    frame = pd.DataFrame([(v.plan_file, v.path, v.problem) for v in report.violations],
+                         columns=VIOLATION_COLUMNS)
+    first = report.violations[0]
+    return dg.AssetCheckResult(
+        check_name="plan_is_safe", passed=False, severity=dg.AssetCheckSeverity.ERROR,
+        description=f"unsafe clean plan {first.plan_file}: {first.path}: {first.problem} "
+                    f"({len(frame)} offending entries); nothing was deleted. Remove it with "
+                    f"`hudi-assets clean PATH --discard-pending {first.instant}`",
+        metadata={"offending_rows": markdown_table(frame.head(50))},
+    )
 
 
 @dg.asset(partitions_def=TABLES, group_name=GROUP, deps=[timeline_snapshot], kinds={"hudi", "spark"},
           check_specs=[dg.AssetCheckSpec(
               "plan_is_safe", asset="clean_plan", blocking=True,
-              description="Every planned path is inside the base path; no file of a latest slice, of a "
-                          "savepoint or read by a pending compaction/clustering; nothing at or after the "
-                          "earliest commit to retain.")])
+              description="Every pending plan, and a new one before it is requested, passes the core's "
+                          "safety rule: data files of the table only, inside the base path; no latest slice, "
+                          "savepointed file, file read by a pending compaction/clustering, or slice a reader "
+                          "at the earliest commit to retain needs; partitions deleted only when empty.")])
 def clean_plan(context: dg.AssetExecutionContext, hudi: HudiTableRegistry, spark: LazyPySparkResource):
-    """The clean Hudi would run now (or the pending one it would finish first), one row per file."""
+    """The clean Hudi would run now (or the pending ones it would finish first), one row per file."""
     key = context.partition_key
     table = hudi.open(key)
-    refuse_metadata_table(table)
     config = CleanConfig.from_write_config(hudi.write_config(key, table))
-    engine = hudi.engine_for(spark)
-    executor = CleanActionExecutor(table, config, engine)
-    pending = _pending_plan(executor)
-    if pending is not None:
-        plan, instant, source = *pending, "pending"
+    refuse_unsupported(table, config)
+    pending = pending_cleans(table)
+    plans = [p for p in pending if p.plan is not None]
+    if plans:
+        report = validate_pending(table, config, pending)
+        plan, instant, source = plans[0].plan, plans[0].instant.timestamp, "pending"
     elif needs_cleaning(table, config):
-        plan, instant, source = CleanPlanner(table, config, engine).plan(), None, "planned"
+        plan, _ = plan_clean(table, config, hudi.engine_for(spark))
+        report = validate_new_plan(table, config, plan)
+        instant, source = None, "planned"
     else:
-        plan, instant, source = None, None, "not due"
+        plan, instant, source, report = None, None, "not due", ValidationReport()
     view = FileSystemView(table)
-    frame = _file_facts(table, view, plan) if plan else pd.DataFrame(columns=PLAN_COLUMNS)
-    failures = violations(PLAN_SCHEMA, frame)
-    safe = failures.empty
-    yield check_result("plan_is_safe", failures, frame, "unsafe clean plan")
-    if safe and plan and source == "planned" and not hudi.dry_run:
-        instant = request_clean(table, plan)
+    frame = _plan_frame(table, view, plan) if plan else pd.DataFrame(columns=PLAN_COLUMNS)
+    yield plan_check(report)
+    if report.safe and plan and source == "planned" and not hudi.dry_run:
+        instant = request_clean(table, config, plan)
     ectr = plan.ectr_timestamp if plan else None
     by_partition = frame.groupby("partition").agg(files=("file", "size"), bytes=("size_bytes", "sum"))
     yield dg.Output(
-        CleanPlanOutput(frame, instant if safe else None, hudi.dry_run, ectr,
+        CleanPlanOutput(frame, instant if report.safe else None, hudi.dry_run, ectr,
                         _must_survive(table, view, ectr) if plan else []),
         metadata={
             "source": source,
@@ -173,8 +164,7 @@ def clean_result(context: dg.AssetExecutionContext, clean_plan: CleanPlanOutput,
             if done == total or done % 1000 == 0:
                 context.log.info(f"deleted {done} of {total} files")
 
-        executor = CleanActionExecutor(table, config, hudi.engine_for(spark), progress)
-        completed = executor.run_pending().completed
+        completed = run_pending(table, config, hudi.engine_for(spark), progress).completed
         active = table.reload_timeline()
         for ts in completed:
             clean = metadata.completed_metadata(active, active.get(ts, "clean")) or {}

@@ -6,8 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from hudi_assets.clean import CleanPlanner
-from hudi_assets.clean.executor import clean_table, schedule_clean
+from hudi_assets.clean import CleanPlanner, clean_table, schedule_clean
 from hudi_assets.clean.planner import earliest_commit_to_retain, hours_cutoff
 from hudi_assets.timeline.instant import State
 

@@ -3,16 +3,15 @@ stage followed by a run that finishes the pending clean."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hudi import HudiTable
 
 from hudi_assets.avro import deserialize_metadata, serialize_metadata
-from hudi_assets.clean import CleanConfig, CleanPlanner, clean_table
-from hudi_assets.clean.executor import CRASH_HOOK_ENV, CleanActionExecutor, schedule_clean
+from hudi_assets.clean import CleanConfig, CleanPlanner, clean_table, run_pending, schedule_clean
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo import generate_table
@@ -157,7 +156,7 @@ def test_stops_when_a_later_commit_references_a_planned_file(tmp_path):
     table.storage.write(f".hoodie/{t}.commit", meta.to_json())
     files = sorted(p.relative_to(path) for p in path.rglob("*") if ".hoodie" not in p.parts)
     with pytest.raises(CleanAbortedError, match="references"):
-        CleanActionExecutor(table, config).run_pending()
+        run_pending(table, config)
     assert sorted(p.relative_to(path) for p in path.rglob("*") if ".hoodie" not in p.parts) == files
     assert not list((path / ".hoodie").glob("*.clean.inflight"))
 
@@ -217,17 +216,16 @@ def test_kill_9_then_rerun_finishes(tmp_path, point):
     del reader
     retained = commits[-3:]
     before = {t: as_of(t) for t in retained}
-    env = {**os.environ, CRASH_HOOK_ENV: point}
-    cmd = [sys.executable, "-m", "hudi_assets.cli", "clean", str(path), "--engine", "local", *RETAIN]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    kill = [sys.executable, str(Path(__file__).with_name("kill_at.py")), str(path), point, "3"]
+    proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr
     pending = [n for n in _cleans(path) if n.endswith(".requested") or n.endswith(".inflight")]
     assert pending and not [n for n in _cleans(path) if n.endswith(".clean")]
     # Readable, with every retained instant intact, while the clean is pending.
     assert _rows(path) == rows
     assert {t: as_of(t) for t in retained} == before
-    env.pop(CRASH_HOOK_ENV)
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    cmd = [sys.executable, "-m", "hudi_assets.cli", "clean", str(path), "--engine", "local", *RETAIN]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     completed = [n for n in _cleans(path) if n.endswith(".clean")]
     assert len(completed) == 1

@@ -86,7 +86,7 @@ def test_unsafe_pending_plan_is_blocked_and_nothing_is_deleted(tmp_path):
     assert not result.success
     check = _checks(result)["plan_is_safe"]
     assert not check.passed and latest.paths[0] in check.description
-    assert "in_latest_slice" in check.description
+    assert "latest file slice" in check.description and "--discard-pending" in check.description
     assert _files(base) == before  # nothing deleted, nothing archived, no new instant
 
 

@@ -1,0 +1,289 @@
+"""The safety rule: no clean plan, whoever wrote it, deletes a file that a reader still needs.
+
+Hudi trusts its own plans; we re-validate every plan against the current timeline and one listing
+of each planned partition before the first delete (and before a new plan is requested). A plan is
+refused whole when any entry:
+- is not a data file (base or log file of the table) directly inside the partition the plan files
+  it under, or its partition directory resolves (symbolic links included) outside the base path
+  or into `.hoodie`;
+- belongs to the latest committed slice of a file group that is not replaced, or to a slice that
+  is not committed (an in-flight or failed write: rollback owns those files);
+- under a policy by commits or hours: belongs to a slice at or after the plan's earliest commit to
+  retain (ECTR), to the newest slice before it (what a reader as of the ECTR reads), or to a group
+  replaced at or after the ECTR;
+- is listed by a savepoint (matched by name across all partitions, as Hudi does) or read by a
+  pending compaction, log compaction or clustering plan;
+- names a partition to delete that still holds a file group that is not replaced, is not a
+  partition, or is not a normalised path inside the base path and outside `.hoodie`;
+and when the plan's own metadata contradicts its instant time (ECTR or last completed commit not
+before it) or retains fewer commits than the table's cleaning policy asks for now.
+
+One listing per partition, with the view's timeline-derived sets computed once; each partition
+directory is resolved once, not each file.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from hudi_assets.clean.config import CleanConfig, CleaningPolicy
+from hudi_assets.clean.plan import CleanerPlan
+from hudi_assets.clean.planner import earliest_commit_to_retain
+from hudi_assets.exceptions import PathOutsideTableError, UnsafePlanError
+from hudi_assets.fsview import PARTITION_METAFILE, FileSystemView, LogFile, build_file_groups
+from hudi_assets.storage import Storage
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.timeline import METAFOLDER
+
+DISCARD_HINT = ("Nothing was deleted. A refused plan blocks every later clean and a Hudi writer with "
+                "automatic cleaning would execute it: inspect it, then remove it with "
+                "`hudi-assets clean {path} --discard-pending {instant}`")
+
+
+@dataclass(frozen=True, slots=True)
+class PlanViolation:
+    """One offending entry of a plan: which plan, which path, and why it may not be deleted."""
+
+    instant: str
+    plan_file: str
+    path: str
+    problem: str
+
+
+@dataclass(slots=True)
+class ValidatedPlan:
+    """A plan that passed: the paths (relative to the base) the executor may delete, with the Hadoop
+    `.crc` companions that exist beside them, and the partition directories it may remove."""
+
+    instant: str
+    files: dict[str, list[str]] = field(default_factory=dict)  # partition -> relative paths
+    companions: list[str] = field(default_factory=list)
+    partitions_to_delete: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ValidationReport:
+    plans: list[ValidatedPlan] = field(default_factory=list)
+    violations: list[PlanViolation] = field(default_factory=list)
+
+    @property
+    def safe(self) -> bool:
+        return not self.violations
+
+    def raise_if_unsafe(self, base_path: str) -> None:
+        if self.violations:
+            first = self.violations[0]
+            raise UnsafePlanError(first.plan_file, first.path, first.problem,
+                                  DISCARD_HINT.format(path=base_path, instant=first.instant))
+
+
+def _is_normal(rel: str) -> bool:
+    return bool(rel) and "\0" not in rel and not rel.startswith("/") and posixpath.normpath(rel) == rel
+
+
+def _in_metafolder(rel: str) -> bool:
+    return rel == METAFOLDER or rel.startswith(METAFOLDER + "/")
+
+
+class _Partition:
+    """One planned partition, listed once: its file groups split into what may and may not go."""
+
+    def __init__(self, view: FileSystemView, partition: str):
+        storage = view.table.storage
+        self.names, subdirs = storage.list_names(partition)
+        self.exists = bool(self.names or subdirs) or storage.exists(partition) if partition else True
+        self.is_partition = any(n.startswith(PARTITION_METAFILE) for n in self.names)
+        self.groups = build_file_groups(partition, self.names, view.table.config.base_file_extension)
+        self.committed = {fid: [s for s in g.sorted_slices() if view.is_committed(s.base_instant)]
+                          for fid, g in self.groups.items()}
+        self.slice_of: dict[str, tuple[str, str]] = {}  # file name -> (file id, base instant)
+        for fid, group in self.groups.items():
+            for instant, file_slice in group.slices.items():
+                for name in file_slice.file_names:
+                    self.slice_of[name] = (fid, instant)
+
+
+class PlanValidator:
+    """Validates plans against one snapshot of the timeline and one listing per partition."""
+
+    def __init__(self, table: HoodieTable, config: CleanConfig, now: datetime | None = None):
+        self.table = table
+        self.config = config
+        self.storage: Storage = table.storage
+        self.view = FileSystemView(table)
+        self._partitions: dict[str, _Partition] = {}
+        self._resolved: dict[str, str | None] = {}
+        self._real_base = os.path.realpath(self.storage.root) if self.storage.is_local else None
+        timeline = table.active_timeline
+        self._required_ectr = None if config.policy == CleaningPolicy.KEEP_LATEST_FILE_VERSIONS else \
+            earliest_commit_to_retain(timeline.commits_and_compaction_timeline(), config, now)
+
+    # ------------------------------------------------------------------ helpers
+    def _partition(self, partition: str) -> _Partition:
+        found = self._partitions.get(partition)
+        if found is None:
+            found = self._partitions[partition] = _Partition(self.view, partition)
+        return found
+
+    def _directory_problem(self, partition: str) -> str | None:
+        """Why a partition directory may not be touched (None when it may), resolved once."""
+        if partition in self._resolved:
+            return self._resolved[partition]
+        problem = None
+        if partition and not _is_normal(partition):
+            problem = "partition path is not a normalised relative path"
+        elif _in_metafolder(partition):
+            problem = "lies under .hoodie"
+        elif self._real_base is not None:
+            real = os.path.realpath(os.path.join(self.storage.root, partition))
+            meta = os.path.join(self._real_base, METAFOLDER)
+            if real != self._real_base and not real.startswith(self._real_base + os.sep):
+                problem = f"partition directory resolves outside the base path (to {real})"
+            elif real == meta or real.startswith(meta + os.sep):
+                problem = f"partition directory resolves into .hoodie (to {real})"
+        self._resolved[partition] = problem
+        return problem
+
+    def _relative(self, path: str) -> str | None:
+        try:
+            return self.storage.relativize(path) if "\0" not in path else None
+        except PathOutsideTableError:
+            return None
+
+    # --------------------------------------------------------------- the rule
+    def validate(self, plans: Iterable[tuple[str, str, CleanerPlan]]) -> ValidationReport:
+        """`plans`: (instant time, plan file as shown to people, plan). Every plan is checked; each
+        offending entry becomes a row of the report."""
+        report = ValidationReport()
+        for instant, plan_file, plan in plans:
+            validated, problems = self._validate_plan(instant, plan)
+            report.violations.extend(PlanViolation(instant, plan_file, path, why) for path, why in problems)
+            if not problems:
+                report.plans.append(validated)
+        return report
+
+    def _validate_plan(self, instant: str, plan: CleanerPlan) -> tuple[ValidatedPlan, list[tuple[str, str]]]:
+        problems: list[tuple[str, str]] = []
+        validated = ValidatedPlan(instant)
+        ectr = plan.ectr_timestamp
+        problems.extend(self._metadata_problems(instant, plan))
+        by_commits = ectr is not None
+        savepointed = self.view.savepointed_files
+        pending_reads = self.view.pending_plan_files
+        replaced = self.view.replaced_file_groups
+        for partition, infos in plan.file_paths_to_delete.items():
+            if infos and (why := self._directory_problem(partition)):
+                problems.append((partition or "(base path)", why))
+                continue
+            listed = self._partition(partition) if infos else None
+            rels = validated.files.setdefault(partition, [])
+            for info in infos:
+                rel = self._relative(info.file_path)
+                why = self._file_problem(partition, rel, listed, ectr, by_commits, savepointed,
+                                         pending_reads, replaced)
+                if why:
+                    problems.append((info.file_path, why))
+                    continue
+                rels.append(rel)
+                companion = f"{partition}/.{rel.rpartition('/')[2]}.crc" if partition else \
+                    f".{rel}.crc"
+                if companion.rpartition("/")[2] in listed.names:
+                    validated.companions.append(companion)
+        if self.table.config.is_partitioned:  # Hudi ignores partitionsToBeDeleted otherwise
+            for partition in plan.partitions_to_delete:
+                why = self._partition_delete_problem(partition, replaced)
+                if why:
+                    problems.append((partition or "(base path)", why))
+                else:
+                    validated.partitions_to_delete.append(partition)
+        return validated, problems
+
+    def _metadata_problems(self, instant: str, plan: CleanerPlan) -> list[tuple[str, str]]:
+        problems = []
+        ectr, last = plan.ectr_timestamp, plan.last_completed_commit_timestamp
+        if ectr is not None and not ectr < instant:
+            problems.append((f"earliestInstantToRetain={ectr}",
+                             f"is not before the plan's instant {instant}"))
+        if last and not last < instant:
+            problems.append((f"lastCompletedCommitTimestamp={last}",
+                             f"is not before the plan's instant {instant}"))
+        if ectr is not None and last and ectr > last:
+            problems.append((f"earliestInstantToRetain={ectr}",
+                             f"is after the plan's last completed commit {last}"))
+        if self.config.policy != CleaningPolicy.KEEP_LATEST_FILE_VERSIONS and plan.total_files:
+            required = self._required_ectr
+            if ectr is None:
+                problems.append((f"policy={plan.policy or '(none)'}",
+                                 f"the plan keeps no earliest commit to retain, but the table's policy is "
+                                 f"{self.config.policy}"))
+            elif required is None or ectr > required.timestamp:
+                problems.append((f"earliestInstantToRetain={ectr}",
+                                 f"retains fewer commits than {self.config.policy} allows now (earliest "
+                                 f"commit to retain: {required.timestamp if required else 'none'})"))
+        return problems
+
+    def _file_problem(self, partition: str, rel: str | None, listed: _Partition, ectr: str | None,
+                      by_commits: bool, savepointed: frozenset[str], pending_reads: frozenset[str],
+                      replaced: dict[tuple[str, str], str]) -> str | None:
+        if rel is None:
+            return "resolves outside the table's base path"
+        directory, _, name = rel.rpartition("/")
+        if directory != partition:
+            return f"is not a file of partition {partition!r}"
+        if name in savepointed:
+            return "is listed by a savepoint"
+        if name in pending_reads:
+            return "is read by a pending compaction or clustering plan"
+        where = listed.slice_of.get(name)
+        if where is None:
+            if LogFile.parse(name) is None and not name.endswith(self.table.config.base_file_extension):
+                return "is not a data file of the table"
+            if name in listed.names:
+                return "is not a data file of the table"
+            return None  # already gone: a resumed clean
+        file_id, instant = where
+        slices = listed.committed.get(file_id) or []
+        if not any(s.base_instant == instant for s in slices):
+            return "belongs to a write that is not committed (in flight or failed)"
+        replaced_at = replaced.get((partition, file_id))
+        if replaced_at is None and slices[0].base_instant == instant:
+            return "is part of the latest file slice of its file group"
+        if by_commits:
+            if replaced_at is not None:
+                if not replaced_at < ectr:
+                    return f"its file group was replaced at {replaced_at}, not before the earliest commit " \
+                           f"to retain {ectr}"
+                return None
+            if not instant < ectr:
+                return f"belongs to a slice at or after the earliest commit to retain {ectr}"
+            newest_before = next((s.base_instant for s in slices if s.base_instant < ectr), None)
+            if instant == newest_before:
+                return f"is part of the newest slice before the earliest commit to retain {ectr} " \
+                       "(what a reader as of it reads)"
+        return None
+
+    def _partition_delete_problem(self, partition: str, replaced: dict[tuple[str, str], str]) -> str | None:
+        if not partition:
+            return "the base path is not a partition"
+        if why := self._directory_problem(partition):
+            return why
+        listed = self._partition(partition)
+        if not listed.exists:
+            return None  # already deleted: a resumed clean
+        if not listed.is_partition:
+            return f"is not a partition (no {PARTITION_METAFILE})"
+        live = sorted(fid for fid in listed.groups if (partition, fid) not in replaced)
+        if live:
+            return f"still holds {len(live)} file group(s) that are not replaced, e.g. {live[0]}"
+        return None
+
+
+def validate_plans(table: HoodieTable, config: CleanConfig, plans: Iterable[tuple[str, str, CleanerPlan]],
+                   now: datetime | None = None) -> ValidationReport:
+    """The one entry point every face uses: the CLI, the library and the Dagster checks. `now` is
+    the clock of KEEP_LATEST_BY_HOURS (the current time unless given)."""
+    return PlanValidator(table, config, now).validate(plans)

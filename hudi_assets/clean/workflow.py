@@ -1,0 +1,266 @@
+"""The clean workflow every face runs: plan, validate, request, execute (Hudi's write client `clean()`).
+
+- `pending_cleans`: the requested/inflight cleans and their plans, in time order.
+- `validate_pending`: the safety rule (`clean.validation`) over every pending plan at once.
+- `schedule_clean`: plan (CleanPlanner, plus the files earlier cleans failed to delete), validate
+  in memory, then write `<t>.clean.requested`: an unsafe plan never reaches the timeline, where a
+  Hudi writer would execute it.
+- `run_pending`: validate every pending plan, then execute them in time order.
+- `clean_table`: one clean as Hudi's client runs it.
+- `discard_pending`: the way out of a refused plan, keeping a copy of its state files.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from hudi_assets.clean.config import CleanConfig
+from hudi_assets.clean.executor import CleanActionExecutor, CleanHooks, ExecutedClean, Progress
+from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
+from hudi_assets.clean.planner import CleanPlanner
+from hudi_assets.clean.trigger import needs_cleaning
+from hudi_assets.clean.validation import ValidationReport, validate_plans
+from hudi_assets.engine import Engine
+from hudi_assets.exceptions import DeleteFailedError, HudiAssetsError, HudiInputError, UnsupportedTableError
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline import metadata
+from hudi_assets.timeline.instant import CLEAN, Instant, State
+from hudi_assets.timeline.instant_time import new_instant_time
+from hudi_assets.timeline.timeline import METAFOLDER
+
+log = logging.getLogger(__name__)
+DISCARDED_FOLDER = f"{METAFOLDER}/.aux/hudi-assets/discarded"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingClean:
+    """A requested or inflight clean; `plan` is None for an empty state file."""
+
+    instant: Instant
+    plan_file: str  # full path of the state file holding the plan
+    plan: CleanerPlan | None
+
+
+@dataclass
+class CleanResult:
+    """What one run did: the cleans executed (oldest first) and the plan scheduled, if any."""
+
+    executed: list[ExecutedClean] = field(default_factory=list)
+    scheduled: str | None = None
+    plan: CleanerPlan | None = field(default=None, repr=False)
+
+    @property
+    def completed(self) -> dict[str, int]:
+        return {c.instant: c.files_deleted for c in self.executed}
+
+    @property
+    def files_deleted(self) -> int:
+        return sum(c.files_deleted for c in self.executed)
+
+    @property
+    def partitions_deleted(self) -> int:
+        return sum(c.partitions_deleted for c in self.executed)
+
+    @property
+    def failed(self) -> list[str]:
+        return [rel for c in self.executed for rel in c.failed]
+
+
+# ---------------------------------------------------------------------------------- refusals
+def refuse_metadata_table(table: HoodieTable) -> None:
+    if table.config.has_metadata_table:
+        raise UnsupportedTableError(
+            f"{table.base_path}: the table has a metadata table (hoodie.table.metadata.partitions="
+            f"{','.join(table.config.metadata_partitions)}); cleaning without updating it would leave the "
+            "metadata table listing deleted files. To clean with hudi-assets, disable the metadata table "
+            "in the writer (hoodie.metadata.enable=false) and remove it (Hudi drops .hoodie/metadata and "
+            "the table property on the next write with it disabled), or let Hudi clean this table.")
+
+
+def refuse_unsupported(table: HoodieTable, config: CleanConfig) -> None:
+    refuse_metadata_table(table)
+    if table.config.bootstrap_base_path and config.delete_bootstrap_base_file:
+        raise UnsupportedTableError(f"{table.base_path}: deleting bootstrap base files is not supported")
+
+
+# ------------------------------------------------------------------------------------ pending
+def pending_cleans(table: HoodieTable) -> list[PendingClean]:
+    """Every requested/inflight clean in time order, with the plan its state file holds (the
+    inflight file repeats the plan; a 1.x writer may leave it empty, so the requested file wins)."""
+    timeline = table.reload_timeline()
+    found = []
+    for instant in timeline.clean_timeline().filter_pending():
+        source = instant.with_state(State.REQUESTED)
+        if not timeline.has_state_file(source):
+            source = instant
+        data = timeline.read_details(source)
+        path = table.storage.uri(timeline.state_file_path(source))
+        plan = CleanerPlan.deserialize(data, path, table.base_path) if data else None
+        found.append(PendingClean(instant, path, plan))
+    return found
+
+
+def validate_pending(table: HoodieTable, config: CleanConfig, pending: list[PendingClean] | None = None,
+                     now: datetime | None = None) -> ValidationReport:
+    """The safety rule over every pending plan: the rows the CLI and the Dagster check show."""
+    pending = pending_cleans(table) if pending is None else pending
+    return validate_plans(table, config, [(p.instant.timestamp, p.plan_file, p.plan)
+                                          for p in pending if p.plan is not None], now)
+
+
+# --------------------------------------------------------------------------------- scheduling
+def failed_deletes_to_retry(table: HoodieTable) -> dict[str, list[str]]:
+    """Files that completed cleans on the active timeline failed to delete and that still exist.
+    Incremental planning never revisits their partitions, so the next plan names them again."""
+    timeline = table.active_timeline
+    retry: dict[str, list[str]] = {}
+    for instant in timeline.clean_timeline().filter_completed():
+        if not timeline.state_files[instant].size:
+            continue
+        for partition, stat in (metadata.completed_metadata(timeline, instant) or {}).get(
+                "partitionMetadata", {}).items():
+            for name in stat.get("failedDeleteFiles") or []:
+                rel = f"{partition}/{name}" if partition else name
+                if table.storage.exists(rel):
+                    retry.setdefault(partition, []).append(rel)
+    return retry
+
+
+def plan_clean(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
+               now: datetime | None = None) -> tuple[CleanerPlan, CleanPlanner]:
+    """The plan Hudi 0.15 would request now, plus the files earlier cleans failed to delete."""
+    planner = CleanPlanner(table, config, engine, now)
+    plan = planner.plan()
+    if plan.earliest_instant_to_retain is not None or not config.by_commits:
+        for partition, rels in failed_deletes_to_retry(table).items():
+            files = plan.file_paths_to_delete.setdefault(partition, [])
+            known = {f.file_path for f in files}
+            for rel in rels:
+                uri = table.storage.uri(rel)
+                if uri not in known:
+                    log.info("retrying the delete of %s, which an earlier clean failed to delete", uri)
+                    files.append(CleanFileInfo(uri))
+    return plan, planner
+
+
+def _next_requested(table: HoodieTable, now: datetime | None) -> Instant:
+    timeline = table.reload_timeline()
+    instant_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
+                                    table.config.timeline_timezone, now)
+    return Instant(instant_time, CLEAN, State.REQUESTED)
+
+
+def validate_new_plan(table: HoodieTable, config: CleanConfig, plan: CleanerPlan,
+                      now: datetime | None = None) -> ValidationReport:
+    """The safety rule over a plan not yet requested, as of the instant it would be requested at."""
+    requested = _next_requested(table, now)
+    return validate_plans(table, config, [(requested.timestamp, "new clean plan", plan)], now)
+
+
+def request_clean(table: HoodieTable, config: CleanConfig, plan: CleanerPlan,
+                  now: datetime | None = None) -> str | None:
+    """Validate a plan in memory, then persist it as `<t>.clean.requested` at a new instant time.
+    None (nothing written) when the plan lists no file, as Hudi drops such plans."""
+    if plan.total_files == 0:
+        return None
+    requested = _next_requested(table, now)
+    instant_time = requested.timestamp
+    path = table.active_timeline.state_file_path(requested)
+    report = validate_plans(table, config, [(instant_time, f"new clean plan {requested.file_name}", plan)],
+                            now)
+    report.raise_if_unsafe(table.base_path)
+    if not table.storage.create_if_absent(path, plan.serialize()):
+        raise HudiAssetsError(f"{requested.file_name} already exists")
+    log.info("scheduled clean %s: %d files", instant_time, plan.total_files)
+    return instant_time
+
+
+def schedule_clean(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
+                   now: datetime | None = None, dry_run: bool = False) -> tuple[CleanerPlan, str | None]:
+    """Plan a clean and, unless `dry_run` or the plan lists no file, validate and request it.
+    Returns the plan and the new instant time (None when nothing was written)."""
+    plan, planner = plan_clean(table, config, engine, now)
+    if dry_run:
+        return plan, None
+    if planner.empty_last_clean is not None:  # Hudi deletes an empty last clean file, then scans fully
+        table.storage.delete_many([table.active_timeline.state_file_path(planner.empty_last_clean)])
+    return plan, request_clean(table, config, plan, now)
+
+
+# ---------------------------------------------------------------------------------- execution
+def run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
+                progress: Progress | None = None, hooks: CleanHooks | None = None,
+                result: CleanResult | None = None, now: datetime | None = None) -> CleanResult:
+    """Validate every pending plan (refusing all of them if one fails, before any delete), then
+    execute them in time order. Raises `DeleteFailedError` after completing them when a file could
+    not be deleted."""
+    result = result or CleanResult()
+    pending = pending_cleans(table)
+    report = validate_pending(table, config, pending, now)
+    report.raise_if_unsafe(table.base_path)
+    validated = {v.instant: v for v in report.plans}
+    executor = CleanActionExecutor(table, config, engine, progress, hooks)
+    for position, clean in enumerate(pending):
+        if clean.plan is None:
+            # Hudi deletes the empty state file (the inflight one first) and moves on.
+            log.warning("empty clean state file %s: deleted", clean.plan_file)
+            table.storage.delete_many([table.active_timeline.state_file_path(clean.instant)])
+            continue
+        checked = validated[clean.instant.timestamp]
+        if position:  # an earlier clean ran since: check this one against the table as it is now
+            again = validate_plans(table, config, [(clean.instant.timestamp, clean.plan_file, clean.plan)],
+                                   now)
+            again.raise_if_unsafe(table.base_path)
+            checked = again.plans[0]
+        result.executed.append(executor.execute(clean.instant, clean.plan, checked))
+        table.reload_timeline()
+    if result.failed:
+        uris = [table.storage.uri(rel) for rel in result.failed]
+        raise DeleteFailedError(
+            f"{len(uris)} file(s) could not be deleted and are recorded as failed in the clean "
+            f"metadata; the next clean retries them: {', '.join(uris[:5])}{', ...' if len(uris) > 5 else ''}",
+            uris)
+    return result
+
+
+def clean_table(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
+                now: datetime | None = None, progress: Progress | None = None,
+                hooks: CleanHooks | None = None) -> CleanResult:
+    """One clean as Hudi's client runs it: schedule unless a clean is pending (allow.multiple off),
+    then validate and execute every pending clean in time order."""
+    refuse_unsupported(table, config)
+    if config.failed_writes_policy == "LAZY":
+        log.warning("failed-writes policy LAZY: failed writes are not rolled back by hudi-assets")
+    result = CleanResult()
+    pending = pending_cleans(table)
+    if (config.allow_multiple or not pending) and needs_cleaning(table, config):
+        result.plan, result.scheduled = schedule_clean(table, config, engine, now)
+    return run_pending(table, config, engine, progress, hooks, result, now)
+
+
+def discard_pending(table: HoodieTable, instant_time: str) -> list[str]:
+    """Remove a pending clean from the timeline, first copying its state files to
+    `.hoodie/.aux/hudi-assets/discarded/`. The inflight file goes before the requested one, so a
+    crash leaves a clean that is still pending, never a half-removed one. Returns the copies."""
+    timeline = table.reload_timeline()
+    matches = [i for i in timeline.clean_timeline().filter_pending() if i.timestamp == instant_time]
+    if not matches:
+        pending = ", ".join(i.timestamp for i in timeline.clean_timeline().filter_pending()) or "none"
+        raise HudiInputError(f"{table.base_path}: no pending clean {instant_time} "
+                             f"(pending cleans: {pending})")
+    instant = matches[0]
+    states = [s for s in (State.INFLIGHT, State.REQUESTED) if timeline.has_state_file(instant.with_state(s))]
+    copies = []
+    for state in states:
+        source = timeline.state_file_path(instant.with_state(state))
+        copy = f"{DISCARDED_FOLDER}/{source.rpartition('/')[2]}"
+        table.storage.write(copy, table.storage.read(source))
+        copies.append(table.storage.uri(copy))
+    for state in states:
+        table.storage.delete_many([timeline.state_file_path(instant.with_state(state))])
+    log.info("discarded pending clean %s; its state files are kept in %s", instant_time,
+             table.storage.uri(DISCARDED_FOLDER))
+    table.reload_timeline()
+    return copies
