@@ -150,7 +150,7 @@ class PlanValidator:
 
     def _relative(self, path: str) -> str | None:
         try:
-            return self.storage.relativize(path) if "\0" not in path else None
+            return self.storage.relativize(path)
         except PathOutsideTableError:
             return None
 
@@ -177,11 +177,14 @@ class PlanValidator:
         replaced = self.view.replaced_file_groups
         for partition, infos in plan.file_paths_to_delete.items():
             if infos and (why := self._directory_problem(partition)):
-                problems.append((partition or "(base path)", why))
+                problems.append((infos[0].file_path, f"its partition {partition!r}: {why}"))
                 continue
             listed = self._partition(partition) if infos else None
             rels = validated.files.setdefault(partition, [])
             for info in infos:
+                if "\0" in info.file_path:
+                    problems.append((info.file_path.replace("\0", "\\0"), "contains a NUL byte"))
+                    continue
                 rel = self._relative(info.file_path)
                 why = self._file_problem(partition, rel, listed, ectr, by_commits, savepointed,
                                          pending_reads, replaced)
