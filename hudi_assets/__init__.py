@@ -1,1 +1,61 @@
-"""Apache Hudi table maintenance outside the JVM."""
+"""Apache Hudi table maintenance outside the JVM, exact to Hudi 0.14/0.15 (table version 6).
+
+    from hudi_assets import HoodieTable
+    table = HoodieTable("/data/lake/trips", hoodie_conf={"hoodie.cleaner.commits.retained": "5"})
+    print(table.maintenance.clean(dry_run=True).summary())
+
+The names below are loaded on first use, so importing one submodule does not import them all.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("hudi-assets")
+except PackageNotFoundError:  # a source checkout that is not installed
+    __version__ = "0+unknown"
+
+_EXPORTS = {
+    "HoodieTable": "hudi_assets.table",
+    "TableMaintenance": "hudi_assets.maintenance",
+    "MaintenanceStatus": "hudi_assets.maintenance",
+    "WriteConfig": "hudi_assets.config",
+    "CleanerPlan": "hudi_assets.clean.plan",
+    "CleanResult": "hudi_assets.clean.workflow",
+    "ValidationReport": "hudi_assets.clean.validation",
+    "PlanViolation": "hudi_assets.clean.validation",
+    "ArchiveResult": "hudi_assets.archive.archiver",
+    "ArchiveSelection": "hudi_assets.archive.selection",
+    "Engine": "hudi_assets.engine",
+    "LocalEngine": "hudi_assets.engine",
+    "SparkEngine": "hudi_assets.engine",
+    "HudiAssetsError": "hudi_assets.exceptions",
+    "HudiInputError": "hudi_assets.exceptions",
+    "TableNotFoundError": "hudi_assets.exceptions",
+    "UnsupportedTableError": "hudi_assets.exceptions",
+    "CorruptFileError": "hudi_assets.exceptions",
+    "InvalidConfigError": "hudi_assets.exceptions",
+    "PathOutsideTableError": "hudi_assets.exceptions",
+    "UnsafePlanError": "hudi_assets.exceptions",
+    "CleanAbortedError": "hudi_assets.exceptions",
+    "TableBusyError": "hudi_assets.exceptions",
+    "DeleteFailedError": "hudi_assets.exceptions",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hudi_assets' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+

@@ -17,6 +17,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 DEFAULT_SPARK_MASTER = "local[*]"
+# One default for every face (library, CLI, Dagster registry): Spark, embedded as local[*].
+DEFAULT_ENGINE = "spark"
+ENGINES = ("spark", "local")
 
 
 class Engine(Protocol):
@@ -123,11 +126,13 @@ class SparkEngine:
             self._rdd(items, parallelism).foreach(fn)
 
 
-def create_engine(kind: str = "spark", master: str | None = None,
+def create_engine(kind: str = DEFAULT_ENGINE, master: str | None = None,
                   conf: Mapping[str, str] | None = None) -> Engine:
     """`spark` (the default: `local[*]` unless a master is given) or `local` (a thread pool)."""
     if kind == "local":
         return LocalEngine()
     if kind == "spark":
         return SparkEngine(master=master, conf=conf)
-    raise ValueError(f"unknown engine {kind!r}: expected 'spark' or 'local'")
+    from hudi_assets.exceptions import InvalidConfigError
+
+    raise InvalidConfigError(f"engine={kind!r}: expected one of {', '.join(ENGINES)}")

@@ -1,19 +1,28 @@
-"""When does a table need maintenance? Cheap answers from one listing of `.hoodie/`.
+"""`table.maintenance`: the Python face of the core workflows (clean, archive, status).
 
-The cleaning trigger is Hudi's `needsCleaning` (NUM_COMMITS strategy): completed commits since the
-commit the last completed clean saw. Archival is due when the table's completed commits exceed
-`hoodie.keep.max.commits`, as the archiver itself decides.
+`HoodieTable(path, hoodie_conf={...}).maintenance.clean(dry_run=True)` plans without writing;
+`clean()` runs one clean as Hudi's write client does; `archive()` archives and merges; `status()`
+says what is due, cheaply, from one listing of `.hoodie/`. The CLI and the Dagster assets call the
+same core functions, so a fix lands once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-from hudi_assets.archive.config import ArchiveConfig
-from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.trigger import commits_since_last_clean
-from hudi_assets.config import WriteConfig
-from hudi_assets.table import HoodieTable
+from hudi_assets.engine import DEFAULT_ENGINE, Engine, create_engine
+
+if TYPE_CHECKING:
+    from hudi_assets.archive.archiver import ArchiveResult
+    from hudi_assets.archive.selection import ArchiveSelection
+    from hudi_assets.clean.executor import Progress
+    from hudi_assets.clean.plan import CleanerPlan
+    from hudi_assets.clean.validation import ValidationReport
+    from hudi_assets.clean.workflow import CleanResult
+    from hudi_assets.config import WriteConfig
+    from hudi_assets.table import HoodieTable
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,12 @@ class MaintenanceStatus:
 
 
 def maintenance_status(table: HoodieTable, config: WriteConfig) -> MaintenanceStatus:
+    """When does a table need maintenance? The cleaning trigger is Hudi's `needsCleaning`
+    (NUM_COMMITS); archival is due when completed commits exceed `hoodie.keep.max.commits`."""
+    from hudi_assets.archive.config import ArchiveConfig
+    from hudi_assets.clean.config import CleanConfig
+    from hudi_assets.clean.trigger import commits_since_last_clean
+
     active = table.active_timeline
     last = active.last()
     return MaintenanceStatus(
@@ -47,3 +62,59 @@ def maintenance_status(table: HoodieTable, config: WriteConfig) -> MaintenanceSt
         completed_commits=len(active.completed_commits_timeline(table.is_mor)),
         keep_max_commits=ArchiveConfig.from_write_config(config).max_commits,
     )
+
+
+class TableMaintenance:
+    """Clean, archive and status of one table, with the table's merged settings."""
+
+    def __init__(self, table: HoodieTable):
+        self.table = table
+
+    def _engine(self, engine: Engine | str | None) -> Engine:
+        if engine is None or isinstance(engine, str):
+            return create_engine(engine or DEFAULT_ENGINE)
+        return engine
+
+    def _clean_config(self):
+        from hudi_assets.clean.config import CleanConfig
+
+        return CleanConfig.from_write_config(self.table.write_config)
+
+    def clean(self, *, dry_run: bool = False, engine: Engine | str | None = None,
+              progress: Progress | None = None, now: datetime | None = None) -> CleanerPlan | CleanResult:
+        """Dry run: the plan Hudi would request now (pending plans are validated first and an unsafe
+        one raises `UnsafePlanError`); nothing is written. Otherwise one clean: schedule, validate,
+        execute every pending clean; returns what was done."""
+        from hudi_assets.clean import workflow
+
+        config = self._clean_config()
+        workflow.refuse_unsupported(self.table, config)
+        if dry_run:
+            workflow.validate_pending(self.table, config, now=now).raise_if_unsafe(self.table.base_path)
+            return workflow.schedule_clean(self.table, config, self._engine(engine), now, dry_run=True)[0]
+        return workflow.clean_table(self.table, config, self._engine(engine), now, progress)
+
+    def validate(self, *, now: datetime | None = None) -> ValidationReport:
+        """The safety rule over every pending clean plan, without executing anything."""
+        from hudi_assets.clean.workflow import validate_pending
+
+        return validate_pending(self.table, self._clean_config(), now=now)
+
+    def discard_pending(self, instant_time: str) -> list[str]:
+        """Remove a pending clean (keeping copies of its state files); returns the copies."""
+        from hudi_assets.clean.workflow import discard_pending
+
+        return discard_pending(self.table, instant_time)
+
+    def archive(self, *, dry_run: bool = False) -> ArchiveSelection | ArchiveResult:
+        """Dry run: what would be archived and why each fence stands where it does. Otherwise
+        archive (and merge small archive files when enabled)."""
+        from hudi_assets.archive.archiver import HoodieTimelineArchiver
+        from hudi_assets.archive.config import ArchiveConfig
+
+        config = ArchiveConfig.from_write_config(self.table.write_config)
+        archiver = HoodieTimelineArchiver(self.table, config)
+        return archiver.select() if dry_run else archiver.archive_if_required()
+
+    def status(self) -> MaintenanceStatus:
+        return maintenance_status(self.table, self.table.write_config)

@@ -1,22 +1,35 @@
-"""`HoodieTable`: a table's storage, config and active timeline (Hudi's HoodieTableMetaClient)."""
+"""`HoodieTable`: a table's storage, config, settings and active timeline (Hudi's
+HoodieTableMetaClient), and the entry point of the Python API (`table.maintenance`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
+from typing import TYPE_CHECKING
 
+from hudi_assets.config import WriteConfig
 from hudi_assets.storage import Storage
 from hudi_assets.table_config import TableConfig, load_table_config
 from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline
 
+if TYPE_CHECKING:
+    from hudi_assets.maintenance import TableMaintenance
+
 
 class HoodieTable:
-    """Opens a table and refuses it before any work if its version or layout is not supported."""
+    """Opens a table and refuses it before any work if its version or layout is not supported.
 
-    def __init__(self, base_path: str | Storage, storage_options: Mapping[str, str] | None = None):
+    Settings, lowest precedence first: the table's `hoodie.properties`, `props_file`, `hoodie_conf`
+    (as Hudi's utilities take `--props` and `--hoodie-conf`); `write_config` is their merge, from
+    which every service's config derives.
+    """
+
+    def __init__(self, base_path: str | Storage, storage_options: Mapping[str, str] | None = None, *,
+                 hoodie_conf: Mapping[str, str] | None = None, props_file: str | None = None):
         self.storage = base_path if isinstance(base_path, Storage) else Storage(base_path, storage_options)
         self.config: TableConfig = load_table_config(self.storage)
         self.config.check_supported(self.storage.uri(f"{METAFOLDER}/hoodie.properties"))
+        self.write_config = WriteConfig.load(self.config.props, props_file, dict(hoodie_conf or {}))
 
     @property
     def base_path(self) -> str:
@@ -29,6 +42,17 @@ class HoodieTable:
     @cached_property
     def active_timeline(self) -> ActiveTimeline:
         return ActiveTimeline.load(self.storage)
+
+    @property
+    def timeline(self) -> ActiveTimeline:
+        """The active timeline (read once; `reload_timeline` reads it again)."""
+        return self.active_timeline
+
+    @cached_property
+    def maintenance(self) -> TableMaintenance:
+        from hudi_assets.maintenance import TableMaintenance
+
+        return TableMaintenance(self)
 
     def reload_timeline(self) -> ActiveTimeline:
         self.__dict__.pop("active_timeline", None)

@@ -22,8 +22,9 @@ from hudi import HudiReadOptions, HudiTable
 from hudi_assets.avro import deserialize_any
 from hudi_assets.demo import DemoTable, demo_table_specs, generate_table, write_demo_tables
 from hudi_assets.demo.bloom import serialize
-from hudi_assets.demo.formats import avro_log_file, java_hashmap_order
+from hudi_assets.demo.formats import avro_log_file
 from hudi_assets.exceptions import HudiInputError
+from hudi_assets.java_collections import java_hashmap_order
 from hudi_assets.logformat import HeaderKey, decode_avro_data_block, read_blocks
 from hudi_assets.properties import parse_properties
 from hudi_assets.storage import Storage

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hudi_assets.engine import LocalEngine, SparkEngine, create_engine, spark_settings
+from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.storage import Storage
 
 pytestmark = pytest.mark.spark
@@ -50,5 +51,5 @@ def test_spark_settings_master_precedence_and_defaults():
 
 def test_create_engine_rejects_unknown_kinds():
     assert isinstance(create_engine("local"), LocalEngine)
-    with pytest.raises(ValueError, match="unknown engine"):
+    with pytest.raises(InvalidConfigError, match="engine='"):
         create_engine("flink")

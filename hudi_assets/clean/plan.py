@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hudi_assets.avro import deserialize_metadata, serialize_metadata
-from hudi_assets.demo.formats import java_hashmap_order
+from hudi_assets.java_collections import java_hashmap_order
 from hudi_assets.timeline.instant import Instant
 
 CLEAN_PLAN_VERSION = 2
@@ -30,7 +30,7 @@ class CleanFileInfo:
     is_bootstrap_base_file: bool = False
 
 
-@dataclass
+@dataclass(repr=False)
 class CleanerPlan:
     """What a clean will delete; `earliest_instant_to_retain` is None for KEEP_LATEST_FILE_VERSIONS."""
 
@@ -49,6 +49,22 @@ class CleanerPlan:
     @property
     def total_files(self) -> int:
         return sum(len(files) for files in self.file_paths_to_delete.values())
+
+    def summary(self) -> str:
+        """A few lines a person reads: policy, earliest commit to retain, files per partition."""
+        ectr = self.earliest_instant_to_retain
+        lines = [f"policy {self.policy}, earliest commit to retain "
+                 f"{f'{ectr.timestamp} ({ectr.action})' if ectr else 'none'}, last completed commit "
+                 f"{self.last_completed_commit_timestamp or 'none'}: {self.total_files} files in "
+                 f"{sum(1 for files in self.file_paths_to_delete.values() if files)} partitions"]
+        lines += [f"  {partition or '(non-partitioned)'}: {len(files)} files"
+                  for partition, files in sorted(self.file_paths_to_delete.items()) if files]
+        lines += [f"  partition to delete: {partition}" for partition in self.partitions_to_delete]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"CleanerPlan(policy={self.policy!r}, ectr={self.ectr_timestamp!r}, "
+                f"files={self.total_files}, partitions_to_delete={len(self.partitions_to_delete)})")
 
     def to_record(self) -> dict[str, Any]:
         ectr = self.earliest_instant_to_retain

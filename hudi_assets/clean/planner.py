@@ -15,9 +15,9 @@ from datetime import UTC, datetime, timedelta
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import SAVEPOINTED_TIMESTAMPS, CleanerPlan, CleanFileInfo
-from hudi_assets.demo.formats import java_hashmap_order
 from hudi_assets.engine import Engine, LocalEngine
 from hudi_assets.fsview import FileSlice, FileSystemView, build_file_groups, list_partitions
+from hudi_assets.java_collections import java_hashmap_order
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata

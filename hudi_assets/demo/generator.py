@@ -37,14 +37,13 @@ from hudi_assets.demo.formats import (
     RECORD_KEY_FIELD,
     TableSchema,
     avro_log_file,
-    in_java_hashmap_order,
-    java_hashmap_order,
     marker_name,
     parquet_base_file,
     partition_metadata,
     timeline_server_markers,
 )
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
+from hudi_assets.java_collections import in_java_hashmap_order, java_hashmap_order
 from hudi_assets.logformat import LogFileName
 from hudi_assets.storage import Storage
 from hudi_assets.table_config import COPY_ON_WRITE, MERGE_ON_READ, write_table_config
