@@ -65,26 +65,34 @@ def spark_settings(master: str | None = None, conf: Mapping[str, str] | None = N
 
     `master` defaults to `spark.master` in `conf`, then `local[*]`; any Spark setting in `conf` wins,
     so the same code runs on a standalone, YARN or Kubernetes cluster. For a local master this also
-    binds Spark to loopback and runs Python workers in this interpreter (whose venv has our package):
-    both must be set before the JVM starts.
+    binds Spark to loopback. A pure function: see `use_this_python` for the one environment setting
+    a local master needs.
     """
     settings = dict(conf or {})
     master = master or settings.pop("spark.master", None) or DEFAULT_SPARK_MASTER
     defaults = {"spark.master": master, "spark.app.name": "hudi-assets", "spark.ui.enabled": "false",
                 "spark.ui.showConsoleProgress": "false"}
     if master.startswith("local"):
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        defaults["spark.driver.host"] = "127.0.0.1"
+        defaults.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
     return {**defaults, **settings, "spark.master": master}
+
+
+def use_this_python(master: str) -> None:
+    """Local masters run Python workers with this interpreter (whose environment has our package).
+    pyspark takes the workers' interpreter only from `PYSPARK_PYTHON` when its context starts, so
+    that variable is set, unless the user set it, right before a session starts."""
+    if master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
 def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None):
     """Get or start a Spark session with `spark_settings`."""
     from pyspark.sql import SparkSession
 
+    settings = spark_settings(master, conf)
+    use_this_python(settings["spark.master"])
     builder = SparkSession.builder
-    for key, value in spark_settings(master, conf).items():
+    for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")

@@ -8,7 +8,6 @@ asset and check of the graph for both tables on a Dagster instance kept in `DIR/
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -47,11 +46,10 @@ def run_demo(root: Path, hoodie_conf: dict[str, str]) -> bool:
     tables = [Path(p) for p in write_demo_tables(str(root))]
     before = {t: snapshot_rows(t) for t in tables}
     home = prepare_dagster_home(root / ".dagster_home")
-    os.environ["DAGSTER_HOME"] = str(home)
     registry = HudiTableRegistry(base_paths=[str(t) for t in tables], hoodie_conf=hoodie_conf)
     job = build_definitions(registry).resolve_implicit_global_asset_job_def()
     ok = True
-    with dg.DagsterInstance.get() as instance:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
         instance.add_dynamic_partitions(TABLES.name, [t.name for t in tables])
         for table in tables:
             result = job.execute_in_process(QUIET, partition_key=table.name, instance=instance,

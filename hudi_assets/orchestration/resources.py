@@ -10,7 +10,7 @@ from pydantic import Field
 
 from hudi_assets.config import WriteConfig
 from hudi_assets.discovery import discover_tables
-from hudi_assets.engine import Engine, LocalEngine, SparkEngine, spark_settings
+from hudi_assets.engine import Engine, LocalEngine, SparkEngine, spark_settings, use_this_python
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.table import HoodieTable
 
@@ -92,4 +92,6 @@ class HudiTableRegistry(dg.ConfigurableResource):
 
 def spark_resource(master: str | None = None, conf: dict[str, str] | None = None) -> LazyPySparkResource:
     """dagster-pyspark's lazy Spark resource with our defaults (see `spark_settings`)."""
-    return LazyPySparkResource(spark_config=spark_settings(master, conf))
+    settings = spark_settings(master, conf)
+    use_this_python(settings["spark.master"])
+    return LazyPySparkResource(spark_config=settings)
