@@ -46,10 +46,17 @@ def _path(timeline: ActiveTimeline, instant: Instant) -> str:
     return timeline.storage.uri(timeline.state_file_path(instant))
 
 
+def _schema(schemas: dict[str, str], instant: Instant, what: str) -> str:
+    """The schema of an action's state file; asking for one an action does not have is a bug of ours."""
+    if instant.action not in schemas:
+        raise ValueError(f"{instant.file_name}: a {instant.action} instant has no {what}")
+    return schemas[instant.action]
+
+
 def commit_metadata(timeline: ActiveTimeline, instant: Instant) -> CommitMetadata:
     """Commit JSON of a commit/deltacommit/replacecommit state file (empty file: empty metadata)."""
     if instant.action not in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT):
-        raise ValueError(f"{instant} has no commit metadata")
+        raise ValueError(f"{instant.file_name}: a {instant.action} instant has no commit metadata")
     return CommitMetadata.from_json(timeline.read_details(instant), _path(timeline, instant))
 
 
@@ -63,10 +70,11 @@ def avro_metadata(timeline: ActiveTimeline, instant: Instant, schema_name: str) 
 
 def completed_metadata(timeline: ActiveTimeline, instant: Instant) -> dict[str, Any] | None:
     """Avro metadata of a completed clean, rollback, savepoint or restore."""
-    return avro_metadata(timeline, instant.with_state(State.COMPLETED), _COMPLETED_SCHEMA[instant.action])
+    schema = _schema(_COMPLETED_SCHEMA, instant, "completed Avro metadata")
+    return avro_metadata(timeline, instant.with_state(State.COMPLETED), schema)
 
 
 def requested_plan(timeline: ActiveTimeline, instant: Instant) -> dict[str, Any] | None:
     """The plan in an instant's requested file (clean, rollback, restore, compaction, replace)."""
     requested = Instant(instant.timestamp, instant.action, State.REQUESTED)
-    return avro_metadata(timeline, requested, _REQUESTED_SCHEMA[instant.action])
+    return avro_metadata(timeline, requested, _schema(_REQUESTED_SCHEMA, instant, "requested plan"))
