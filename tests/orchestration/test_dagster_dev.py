@@ -21,6 +21,8 @@ from hudi_assets.orchestration.assets import TABLES
 from hudi_assets.orchestration.instance import prepare_dagster_home
 from hudi_assets.storage import Storage
 
+pytestmark = pytest.mark.dagster
+
 PROJECT = Path(__file__).resolve().parents[2]
 ASSETS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files")
 GRAPH_QUERY = "{ assetNodes { assetKey { path } } }"

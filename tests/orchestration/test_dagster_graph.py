@@ -14,6 +14,8 @@ from hudi_assets.orchestration.definitions import build_definitions
 from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.storage import Storage
 
+pytestmark = pytest.mark.dagster
+
 
 @pytest.fixture
 def lake(tmp_path):

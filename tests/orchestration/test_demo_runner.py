@@ -6,7 +6,7 @@ import pytest
 
 from hudi_assets.orchestration.demo import main
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.dagster]
 
 
 def test_demo_cleans_and_archives_both_tables_and_hudi_rs_reads_them_the_same(tmp_path, capsys, monkeypatch):

@@ -17,7 +17,7 @@ from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import Instant, State
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.dagster]
 SMALL_RETENTION = {"hoodie.cleaner.commits.retained": "3", "hoodie.keep.min.commits": "5",
                    "hoodie.keep.max.commits": "7"}
 SPARK = spark_resource("local[2]")
