@@ -23,6 +23,9 @@ ENGINES = ("spark", "local")
 
 
 class Engine(Protocol):
+    """Runs one function over many items, locally or on a cluster, and returns the results in
+    order: the seam that lets listing, planning and deleting grow with the table."""
+
     def map(self, fn: Callable[[T], R], items: Sequence[T], parallelism: int | None = None) -> list[R]:
         """Apply `fn` to every item; results come back in input order."""
         ...

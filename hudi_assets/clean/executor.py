@@ -64,6 +64,9 @@ def _delete_batch(storage: Storage, paths: list[str]) -> DeleteResult:
 
 
 class CleanActionExecutor:
+    """Acts on validated plans: the only place the cleaner deletes. It decides nothing about what is
+    safe; `clean.workflow` hands it plans that passed `clean.validation` moments before."""
+
     def __init__(self, table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
                  progress: Progress | None = None, hooks: CleanHooks | None = None):
         self.table = table
