@@ -175,36 +175,37 @@ class TableLock:
                         "maintenance job per table at a time.", self.uri, self.storage.scheme)
         deadline = time.monotonic() + wait_seconds
         while True:
-            holder = self._try_acquire()
-            if holder is None:
+            acquired, holder = self._try_acquire()
+            if acquired:
                 break
             if time.monotonic() >= deadline:
-                note = "; another run is taking it over" if holder.stale else ""
+                held_by = "another run (it changed hands while we looked)" if holder is None else (
+                    f"{holder}{'; another run is taking it over' if holder.stale else ''}")
                 raise TableBusyError(f"{self.uri}: table is busy: its maintenance lock is held by "
-                                     f"{holder}{note}. Nothing was changed; retry later")
+                                     f"{held_by}. Nothing was changed; retry later")
             time.sleep(retry_interval_seconds)
         log.debug("Acquired the maintenance lock %s for %s", self.uri, self.operation)
         self._renewal = threading.Thread(target=self._renew_loop, name="hudi-assets-lock-renewal",
                                          daemon=True)
         self._renewal.start()
 
-    def _try_acquire(self) -> LockOwner | None:
-        """Create the lock, taking over a stale one; None when it is ours, else who holds it."""
+    def _try_acquire(self) -> tuple[bool, LockOwner | None]:
+        """Create the lock, taking over a stale one: (True, None) when it is ours, else who holds it."""
         holder: LockOwner | None = None
         for _ in range(_ATTEMPTS):
             self.owner = LockOwner.new(self.operation, self.expiry_seconds)
             if self.storage.create_if_absent(LOCK_FILE, self.owner.encode()):
-                return None
+                return True, None
             holder = self._read(LOCK_FILE)
             if holder is None:
                 continue  # released between our create and our read
             if not holder.stale:
-                return holder
+                return False, holder
             log.warning("%s: taking over the maintenance lock of %s (%s)", self.uri, holder,
                         "expired" if holder.expired else "its process is gone")
             if not self._take_over(holder):
-                return self._read(LOCK_FILE) or holder
-        return holder
+                return False, self._read(LOCK_FILE) or holder
+        return False, holder
 
     def _take_over(self, stale: LockOwner) -> bool:
         """Remove the stale lock; False when another run is taking it over or it changed meanwhile.
