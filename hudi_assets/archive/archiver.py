@@ -1,11 +1,11 @@
 """`HoodieTimelineArchiver`: writes selected instants to a new archive file, then removes them from
 `.hoodie/`.
 
-Order of a run (Hudi 0.15 `archiveIfRequired`): select -> recover a half-done merge -> convert every
-state file (removing its marker directory) -> write one new `.commits_.archive.<N>_1-0-1` file whole
-(never appending) -> read it back -> delete requested/inflight files, then completed files one by one
-in ascending time (HUDI-7207) -> merge small archive files if enabled. A crash leaves every instant
-active, archived, or both; never neither.
+Order of a run (Hudi 0.15 `archiveIfRequired`), all under the table's maintenance lock: select ->
+recover a half-done merge -> convert every state file (removing its marker directory) -> write one new
+`.commits_.archive.<N>_1-0-1` file whole (never appending) -> read it back -> delete requested/inflight
+files, then completed files one by one in ascending time (HUDI-7207) -> merge small archive files if
+enabled. A crash leaves every instant active, archived, or both; never neither.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from hudi_assets.archive.merge import (
 from hudi_assets.archive.selection import ArchiveSelection, select_instants_to_archive
 from hudi_assets.avro import java_schema_json
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
+from hudi_assets.lock import TableLock
 from hudi_assets.logformat.archived import archive_file_name, encode_archive_file, read_archived_records
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.archived import ARCHIVED_META_ENTRY, ArchivedTimeline
@@ -79,35 +80,56 @@ class HoodieTimelineArchiver:
                             selection: ArchiveSelection | None = None) -> ArchiveResult:
         """Archive what the selection allows; then, if `merge`, merge small archive files.
 
-        `selection` may be one just made by `select()` (a dry run shown first); it is not redone.
-        A half-done merge is always recovered first, so a new archive file never takes the version
-        an unfinished merge planned for its merged file.
+        Holds the table's maintenance lock throughout (`TableBusyError` when another run holds it).
+        `selection` may be one just made by `select()` (a dry run shown first); it is not redone
+        unless another run archived some of it before the lock was taken. A half-done merge is always
+        recovered first, so a new archive file never takes the version an unfinished merge planned
+        for its merged file.
         """
         started = time.monotonic()
-        result = ArchiveResult(selection if selection is not None else self.select())
-        selection = result.selection
-        if self.should_merge:
-            result.merge_recovery = recover_pending_merge(self.archived)
-        if selection:
-            log.info("Archiving %d instants (%d state files)", len(selection.instants),
-                     len(selection.state_files))
-            self._archive(result)
-            _step("before-delete")
-            self._delete(selection.state_files, result)
-        else:
-            log.info("No instants to archive")
-        if merge:
-            result.merged_file = self.merge_small_files()
+        with TableLock.acquire(self.table, operation="archive") as lock:
+            result = ArchiveResult(self._still_valid(selection))
+            selection = result.selection
+            if self.should_merge:
+                result.merge_recovery = recover_pending_merge(self.archived)
+            if selection:
+                log.info("Archiving %d instants (%d state files)", len(selection.instants),
+                         len(selection.state_files))
+                self._archive(result)
+                _step("before-delete")
+                lock.check_held()
+                self._delete(selection.state_files, result)
+            else:
+                log.info("No instants to archive")
+            if merge and self.should_merge:
+                result.merged_file = self._merge(lock)
         result.seconds = time.monotonic() - started
         return result
 
     def merge_small_files(self) -> str | None:
-        """Merge small archive files when enabled and the store cannot append; the merged file's path."""
+        """Merge small archive files when enabled and the store cannot append; the merged file's path.
+
+        Holds the table's maintenance lock while merging, as `archive_if_required` does."""
         if not self.should_merge:
             return None
+        with TableLock.acquire(self.table, operation="archive") as lock:
+            return self._merge(lock)
+
+    def _merge(self, lock: TableLock) -> str | None:
+        lock.check_held()
         return merge_small_archive_files(
             self.archived, self.config.merge_small_file_limit_bytes, self.config.merge_files_batch_size,
             self.config.archival_batch, _step)
+
+    def _still_valid(self, selection: ArchiveSelection | None) -> ArchiveSelection:
+        """`selection` if every state file it names is still active, else a new selection."""
+        if selection is None:
+            return self.select()
+        timeline = self.table.reload_timeline()
+        if all(timeline.has_state_file(i) for i in selection.state_files):
+            return selection
+        log.info("Another run archived part of the selection before the lock was taken; selecting again")
+        return self.select()
 
     # ------------------------------------------------------------------------ writing
     def _archive(self, result: ArchiveResult) -> None:

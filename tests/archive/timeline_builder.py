@@ -42,6 +42,7 @@ class TimelineBuilder:
                 "hoodie.archivelog.folder": "archived", "hoodie.timeline.layout.version": "1"}
         base.update(props or {})
         write_table_config(self.storage, base)
+        self.storage.mkdirs(".hoodie/.aux")  # Hudi's initTable creates it; the maintenance lock lives there
         self.mtime = 0
 
     def file(self, name: str, data: bytes = b"") -> None:
