@@ -24,6 +24,7 @@ from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.clean.validation import ValidationReport, validate_plans
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import DeleteFailedError, HudiAssetsError, HudiInputError, UnsupportedTableError
+from hudi_assets.lock import TableLock
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import CLEAN, Instant, State
@@ -165,6 +166,11 @@ def request_clean(table: HoodieTable, config: CleanConfig, plan: CleanerPlan,
     None (nothing written) when the plan lists no file, as Hudi drops such plans."""
     if plan.total_files == 0:
         return None
+    with TableLock.hold(table, "clean"):
+        return _request(table, config, plan, now)
+
+
+def _request(table: HoodieTable, config: CleanConfig, plan: CleanerPlan, now: datetime | None) -> str:
     requested = _next_requested(table, now)
     instant_time = requested.timestamp
     path = table.active_timeline.state_file_path(requested)
@@ -184,9 +190,10 @@ def schedule_clean(table: HoodieTable, config: CleanConfig, engine: Engine | Non
     plan, planner = plan_clean(table, config, engine, now)
     if dry_run:
         return plan, None
-    if planner.empty_last_clean is not None:  # Hudi deletes an empty last clean file, then scans fully
-        table.storage.delete_many([table.active_timeline.state_file_path(planner.empty_last_clean)])
-    return plan, request_clean(table, config, plan, now)
+    with TableLock.hold(table, "clean"):
+        if planner.empty_last_clean is not None:  # Hudi deletes an empty last clean file, then scans fully
+            table.storage.delete_many([table.active_timeline.state_file_path(planner.empty_last_clean)])
+        return plan, request_clean(table, config, plan, now)
 
 
 # ---------------------------------------------------------------------------------- execution
@@ -196,7 +203,13 @@ def run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None =
     """Validate every pending plan (refusing all of them if one fails, before any delete), then
     execute them in time order. Raises `DeleteFailedError` after completing them when a file could
     not be deleted."""
-    result = result or CleanResult()
+    with TableLock.hold(table, "clean") as lock:
+        return _run_pending(table, config, engine, progress, hooks, result or CleanResult(), now, lock)
+
+
+def _run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None, progress: Progress | None,
+                 hooks: CleanHooks | None, result: CleanResult, now: datetime | None,
+                 lock: TableLock) -> CleanResult:
     pending = pending_cleans(table)
     report = validate_pending(table, config, pending, now)
     report.raise_if_unsafe(table.base_path)
@@ -214,6 +227,7 @@ def run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None =
                                    now)
             again.raise_if_unsafe(table.base_path)
             checked = again.plans[0]
+        lock.check_held()
         result.executed.append(executor.execute(clean.instant, clean.plan, checked))
         table.reload_timeline()
     if result.failed:
@@ -233,17 +247,23 @@ def clean_table(table: HoodieTable, config: CleanConfig, engine: Engine | None =
     refuse_unsupported(table, config)
     if config.failed_writes_policy == "LAZY":
         log.warning("failed-writes policy LAZY: failed writes are not rolled back by hudi-assets")
-    result = CleanResult()
-    pending = pending_cleans(table)
-    if (config.allow_multiple or not pending) and needs_cleaning(table, config):
-        result.plan, result.scheduled = schedule_clean(table, config, engine, now)
-    return run_pending(table, config, engine, progress, hooks, result, now)
+    with TableLock.hold(table, "clean"):
+        result = CleanResult()
+        pending = pending_cleans(table)
+        if (config.allow_multiple or not pending) and needs_cleaning(table, config):
+            result.plan, result.scheduled = schedule_clean(table, config, engine, now)
+        return run_pending(table, config, engine, progress, hooks, result, now)
 
 
 def discard_pending(table: HoodieTable, instant_time: str) -> list[str]:
     """Remove a pending clean from the timeline, first copying its state files to
     `.hoodie/.aux/hudi-assets/discarded/`. The inflight file goes before the requested one, so a
     crash leaves a clean that is still pending, never a half-removed one. Returns the copies."""
+    with TableLock.hold(table, "discard a pending clean"):
+        return _discard(table, instant_time)
+
+
+def _discard(table: HoodieTable, instant_time: str) -> list[str]:
     timeline = table.reload_timeline()
     matches = [i for i in timeline.clean_timeline().filter_pending() if i.timestamp == instant_time]
     if not matches:
