@@ -11,8 +11,6 @@ enabled. A crash leaves every instant active, archived, or both; never neither.
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,14 +35,15 @@ from hudi_assets.timeline.timeline import METAFOLDER
 
 log = logging.getLogger(__name__)
 TEMP_FOLDER = f"{METAFOLDER}/.temp"
-# Test hook: pause (print "PAUSED <step>" to stderr, then sleep) when reaching the named step.
-PAUSE_ENV = "HUDI_ASSETS_ARCHIVE_PAUSE_AT"
 
 
-def _step(name: str) -> None:
-    if os.environ.get(PAUSE_ENV) == name:
-        print(f"PAUSED {name}", file=sys.stderr, flush=True)
-        time.sleep(3600)
+class ArchiveHooks:
+    """Points of an archive run where a test may inject a fault (a crash, a pause). Production
+    passes none; a test subclasses this and overrides `reached`."""
+
+    def reached(self, step: str) -> None:
+        """`step`: "before-write", "after-write", "before-delete", "deleting-completed", and the
+        merge's "merge-plan-written", "merge-file-written", "merge-candidates-deleted"."""
 
 
 @dataclass
@@ -63,8 +62,9 @@ class ArchiveResult:
 class HoodieTimelineArchiver:
     """Archives one table's timeline with Hudi 0.15's rules."""
 
-    def __init__(self, table: HoodieTable, config: ArchiveConfig):
+    def __init__(self, table: HoodieTable, config: ArchiveConfig, hooks: ArchiveHooks | None = None):
         self.table = table
+        self.hooks = hooks or ArchiveHooks()
         self.config = config
         self.storage = table.storage
         self.archived = ArchivedTimeline.load(table)
@@ -96,7 +96,7 @@ class HoodieTimelineArchiver:
                 log.info("Archiving %d instants (%d state files)", len(selection.instants),
                          len(selection.state_files))
                 self._archive(result)
-                _step("before-delete")
+                self.hooks.reached("before-delete")
                 lock.check_held()
                 self._delete(selection.state_files, result)
             else:
@@ -119,7 +119,7 @@ class HoodieTimelineArchiver:
         lock.check_held()
         return merge_small_archive_files(
             self.archived, self.config.merge_small_file_limit_bytes, self.config.merge_files_batch_size,
-            self.config.archival_batch, _step)
+            self.config.archival_batch, self.hooks.reached)
 
     def _still_valid(self, selection: ArchiveSelection | None) -> ArchiveSelection:
         """`selection` if every state file it names is still active, else a new selection."""
@@ -150,7 +150,7 @@ class HoodieTimelineArchiver:
             return
         schema = java_schema_json(ARCHIVED_META_ENTRY)
         data = encode_archive_file(records, schema, self.config.archival_batch)
-        _step("before-write")
+        self.hooks.reached("before-write")
         folder = self.archived.folder
         self.storage.mkdirs(folder)
         version = next_archive_version(self.archived)
@@ -166,7 +166,7 @@ class HoodieTimelineArchiver:
                 result.markers_removed += 1
         log.info("Wrote %d archived entries to %s (%d bytes)", len(records), self.storage.uri(path),
                  len(data))
-        _step("after-write")
+        self.hooks.reached("after-write")
 
     def _verify(self, path: str, expected: int) -> None:
         """Read the new file back with the entry schema before anything is deleted."""
@@ -186,7 +186,7 @@ class HoodieTimelineArchiver:
         for n, instant in enumerate(completed, 1):
             self._delete_files([f"{METAFOLDER}/{instant.file_name}"], result)
             if n == 1:
-                _step("deleting-completed")
+                self.hooks.reached("deleting-completed")
             if n % 1000 == 0:
                 log.info("Deleted %d/%d completed instants", n, len(completed))
         log.info("Deleted %d completed instants", len(completed))

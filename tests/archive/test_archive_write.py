@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,6 @@ from archive.timeline_builder import TimelineBuilder, ts
 from refdata import shared_path
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
-from hudi_assets.archive.archiver import PAUSE_ENV
 from hudi_assets.archive.conversion import convert_commit_metadata
 from hudi_assets.avro import deserialize_metadata, serialize_metadata
 from hudi_assets.clean.config import CleanConfig
@@ -186,15 +183,10 @@ def test_sigkill_then_next_run_completes(tmp_path, step):
             b.commit(ts(i))
     before_active, before_archived = _keys(b.table())
     everything = before_active | before_archived
-    env = {**os.environ, PAUSE_ENV: step}
-    proc = subprocess.Popen([sys.executable, "-m", "hudi_assets.cli", "archive", str(tmp_path), *conf],
-                            stderr=subprocess.PIPE, env=env, text=True)
-    deadline = time.monotonic() + 60
-    for line in proc.stderr:
-        if line.startswith(f"PAUSED {step}") or time.monotonic() > deadline:
-            break
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill = [sys.executable, str(Path(__file__).with_name("kill_at.py")), str(tmp_path), step,
+            *(pair for pair in conf if pair != "--hoodie-conf")]
+    proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
     table = b.table()
     active, archived = _keys(table)
     assert everything <= active | archived, "an instant was lost"
