@@ -139,7 +139,12 @@ def list_directory(storage: Storage, directory: str) -> tuple[str, list[str] | N
 
 
 def list_partitions(storage: Storage, engine: Engine, parallelism: int = 200) -> list[PartitionListing]:
-    """Find every partition and list its files, level by level, one engine task per directory."""
+    """Find every partition and list its files, level by level, one engine task per directory.
+
+    Partitions come in Hudi's order (FSUtils.getAllPartitionPaths without a metadata table): by
+    depth, then in the order their parents were listed and each directory lists its entries; the
+    cleaner's batches and its HashMap tie-breaks follow this order.
+    """
     found: list[PartitionListing] = []
     level = [""]
     depth = 0
@@ -153,7 +158,6 @@ def list_partitions(storage: Storage, engine: Engine, parallelism: int = 200) ->
             if files is not None:
                 found.append(PartitionListing(directory, files))
             level.extend(subdirs)
-    found.sort(key=lambda p: p.partition)
     return found
 
 
@@ -248,7 +252,7 @@ class FileSystemView:
     @cached_property
     def partition_listings(self) -> dict[str, PartitionListing]:
         listings = list_partitions(self.table.storage, self.engine, self.parallelism)
-        return {p.partition: p for p in listings}
+        return {p.partition: p for p in sorted(listings, key=lambda p: p.partition)}
 
     @property
     def partitions(self) -> list[str]:
