@@ -4,8 +4,8 @@
 Order of a run (Hudi 0.15 `archiveIfRequired`): select -> recover a half-done merge -> convert every
 state file (removing its marker directory) -> write one new `.commits_.archive.<N>_1-0-1` file whole
 (never appending) -> read it back -> delete requested/inflight files, then completed files one by one
-in ascending time (HUDI-7207) -> merge small archive files if enabled. A crash leaves every instant
-active, archived, or both; never neither.
+(HUDI-7207) in the selection's order: rollbacks, cleans, commits, each ascending -> merge small archive
+files if enabled. A crash leaves every instant active, archived, or both; never neither.
 """
 
 from __future__ import annotations
@@ -158,7 +158,8 @@ class HoodieTimelineArchiver:
     # ----------------------------------------------------------------------- deleting
     def _delete(self, state_files: list[Instant], result: ArchiveResult) -> None:
         pending = [i for i in state_files if not i.is_completed]
-        completed = sorted((i for i in state_files if i.is_completed), key=lambda i: i.sort_key)
+        # Hudi 0.15 keeps the selection's order (rollbacks, cleans, then commits), not one time order.
+        completed = [i for i in state_files if i.is_completed]
         self._delete_files([f"{METAFOLDER}/{i.file_name}" for i in pending], result)
         log.info("Deleted %d requested/inflight state files", len(pending))
         for n, instant in enumerate(completed, 1):
