@@ -27,8 +27,9 @@ from hudi_assets.archive.merge import (
 )
 from hudi_assets.archive.selection import ArchiveSelection, select_instants_to_archive
 from hudi_assets.avro import java_schema_json
-from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
+from hudi_assets.exceptions import ArchiveMergeError, CorruptFileError, HudiAssetsError
 from hudi_assets.logformat.archived import archive_file_name, encode_archive_file, read_archived_records
+from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.archived import ARCHIVED_META_ENTRY, ArchivedTimeline
 from hudi_assets.timeline.instant import Instant
@@ -57,6 +58,16 @@ class ArchiveResult:
     merge_recovery: str | None = None
     merged_file: str | None = None
     seconds: float = 0.0
+
+
+def _archived(result: ArchiveResult, storage: Storage) -> str:
+    """What the archiving part of a run did, for an error raised after it."""
+    recovered = f"{result.merge_recovery}; " if result.merge_recovery else ""
+    deleted = f"deleted {result.deleted} state files"
+    if not result.archive_file:
+        return recovered + (f"wrote no archive file, {deleted}" if result.deleted else "nothing archived")
+    instants = len(result.selection.instants)
+    return f"{recovered}archived {instants} instants to {storage.uri(result.archive_file)}, {deleted}"
 
 
 class HoodieTimelineArchiver:
@@ -97,7 +108,10 @@ class HoodieTimelineArchiver:
         else:
             log.info("No instants to archive")
         if merge:
-            result.merged_file = self.merge_small_files()
+            try:
+                result.merged_file = self.merge_small_files()
+            except ArchiveMergeError as exc:
+                raise ArchiveMergeError(f"{_archived(result, self.storage)}; {exc}") from exc
         result.seconds = time.monotonic() - started
         return result
 

@@ -310,3 +310,42 @@ def test_conversion_of_empty_and_pending_state_files_follows_create_meta_wrapper
         assert not set(payloads) & set(entry(ts(3), "replacecommit", state))
     with pytest.raises(ArchiveConversionError, match=f"{ts(4)}.clean.requested: empty file"):
         entry(ts(4), "clean", State.REQUESTED)
+
+
+def test_merge_stops_on_a_corrupt_block_and_keeps_every_source(tmp_path, capsys):
+    """Hudi fails the merge on a block it cannot cast to Avro data and keeps the sources; we never
+    delete bytes we could not read, remove the plan at once, and say what the run did."""
+    from hudi_assets.exceptions import ArchiveMergeError
+
+    b = TimelineBuilder(tmp_path)
+    config = ArchiveConfig(min_commits=1, max_commits=2, merge_enable=True, merge_files_batch_size=3,
+                           cleaner=CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS"))
+    b.commit(ts(0))
+    for run in range(2):
+        b.commit(ts(2 * run + 1))
+        b.commit(ts(2 * run + 2))
+        HoodieTimelineArchiver(b.table(), config).archive_if_required()
+    archived = tmp_path / ".hoodie/archived"
+    first = archived / ".commits_.archive.1_1-0-1"
+    torn_at = first.stat().st_size
+    first.write_bytes(first.read_bytes() + b"#HUDI#\x00\x00\x00\x00\x00\x00\x01\x00torn")
+    b.commit(ts(5))
+    b.commit(ts(6))
+    with pytest.raises(ArchiveMergeError) as raised:
+        HoodieTimelineArchiver(b.table(), config).archive_if_required()
+    third = b.table().storage.uri(".hoodie/archived/.commits_.archive.3_1-0-1")
+    assert str(raised.value) == (
+        f"archived 2 instants to {third}, deleted 6 state files; merging stopped: "
+        f"{b.table().storage.uri('.hoodie/archived/.commits_.archive.1_1-0-1')} holds a corrupt block at "
+        f"offset {torn_at}; sources kept")
+    sources = {p.name: p.read_bytes() for p in archived.iterdir()}
+    assert sorted(sources) == [".commits_.archive.1_1-0-1", ".commits_.archive.2_1-0-1",
+                               ".commits_.archive.3_1-0-1"]  # no merged file, no merge plan
+    # The next run has nothing to archive and stops at the same block: exit 1, nothing touched.
+    conf = ["--hoodie-conf", "hoodie.keep.min.commits=1", "--hoodie-conf", "hoodie.keep.max.commits=2",
+            "--hoodie-conf", "hoodie.cleaner.policy=KEEP_LATEST_FILE_VERSIONS",
+            "--hoodie-conf", "hoodie.archive.merge.enable=true",
+            "--hoodie-conf", "hoodie.archive.merge.files.batch.size=3"]
+    assert main(["archive", str(tmp_path), *conf]) == 1
+    assert "nothing archived; merging stopped: " in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in archived.iterdir()} == sources
