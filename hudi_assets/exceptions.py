@@ -56,6 +56,11 @@ class CleanAbortedError(HudiAssetsError):
     """The timeline changed under a clean plan so that its deletes are unsafe; nothing was deleted."""
 
 
+class ArchiveMergeError(HudiAssetsError):
+    """Merging small archive files stopped on a file it could not read; the sources were kept and the
+    merge plan removed. The message says what the run did before that."""
+
+
 class TableBusyError(HudiAssetsError):
     """Another run holds the table's maintenance lock: nothing was changed; retry later."""
 

@@ -1,6 +1,9 @@
 """The file-system view: partitions, file groups and file slices of a table, as the cleaner sees them.
 
-A partition is a directory holding `.hoodie_partition_metadata` (Hudi does not look below one).
+A partition is a directory holding a file whose name starts with `.hoodie_partition_metadata` (the
+text metafile, or `.parquet`/`.orc` with `hoodie.partition.metafile.use.base.format`). Hadoop's
+`.<name>.crc` checksum files are never data files: Hudi reads the local file system through Hadoop's
+`ChecksumFileSystem`, whose listings hide them.
 A file group is every data file with one file id in a partition; a file slice is a base instant's
 base file plus the log files carrying that instant. A slice is committed when its base instant is
 on the view's timeline (completed writes plus every compaction, pending ones included) or older
@@ -27,6 +30,14 @@ from hudi_assets.timeline.timeline import Timeline
 
 log = logging.getLogger(__name__)
 PARTITION_METAFILE = ".hoodie_partition_metadata"
+# The names HoodiePartitionMetadata.hasPartitionMetadata looks for before listing a directory.
+PARTITION_METAFILE_NAMES = frozenset({PARTITION_METAFILE, f"{PARTITION_METAFILE}.parquet",
+                                      f"{PARTITION_METAFILE}.orc"})
+
+
+def is_checksum_file(name: str) -> bool:
+    """Hadoop's ChecksumFileSystem.isChecksumFile: `.<name>.crc`."""
+    return name.startswith(".") and name.endswith(".crc")
 
 
 def parse_base_file_name(name: str) -> tuple[str, str, str] | None:
@@ -112,16 +123,28 @@ class PartitionListing:
 
 
 def list_directory(storage: Storage, directory: str) -> tuple[str, list[str] | None, list[str]]:
-    """One directory: (directory, its file names if it is a partition else None, subdirs to descend)."""
+    """One directory: (directory, its file names if it is a partition else None, subdirs to descend).
+
+    Like FileSystemBackedTableMetadata: any file named with the metafile prefix makes a partition; a
+    directory whose metafile has one of the three exact names is known as a partition from its parent
+    and is not descended; the base path, and a partition known only by listing it, are descended.
+    """
     files, dirs = storage.list_names(directory)
-    if PARTITION_METAFILE in files:
-        return directory, files, []
+    files = [name for name in files if not is_checksum_file(name)]
+    is_partition = any(name.startswith(PARTITION_METAFILE) for name in files)
     prefix = f"{directory}/" if directory else ""
-    return directory, None, [prefix + d for d in dirs if not d.startswith(".")]
+    descend = [] if directory and PARTITION_METAFILE_NAMES.intersection(files) else [
+        prefix + d for d in dirs if not d.startswith(".")]
+    return directory, files if is_partition else None, descend
 
 
 def list_partitions(storage: Storage, engine: Engine, parallelism: int = 200) -> list[PartitionListing]:
-    """Find every partition and list its files, level by level, one engine task per directory."""
+    """Find every partition and list its files, level by level, one engine task per directory.
+
+    Partitions come in Hudi's order (FSUtils.getAllPartitionPaths without a metadata table): by
+    depth, then in the order their parents were listed and each directory lists its entries; the
+    cleaner's batches and its HashMap tie-breaks follow this order.
+    """
     found: list[PartitionListing] = []
     level = [""]
     depth = 0
@@ -135,19 +158,23 @@ def list_partitions(storage: Storage, engine: Engine, parallelism: int = 200) ->
             if files is not None:
                 found.append(PartitionListing(directory, files))
             level.extend(subdirs)
-    found.sort(key=lambda p: p.partition)
     return found
 
 
 def build_file_groups(partition: str, names: Iterable[str], base_extension: str) -> dict[str, FileGroup]:
     """Group a partition's data files by file id and base instant; other files are ignored.
 
-    This runs once per file of the table, so it is written for speed: no helper calls per name.
+    Groups come in the order Hudi's buildFileGroups adds their ids to its HashSet: those with a base
+    file by their first base file in the listing, then those with log files only. This runs once per
+    file of the table, so it is written for speed: no helper calls per name.
     """
     groups: dict[str, FileGroup] = {}
+    with_base: dict[str, None] = {}
     for name in names:
         log = None
         if name.startswith("."):
+            if name.endswith(".crc"):
+                continue  # a Hadoop checksum file (is_checksum_file), inlined for speed
             log = LogFile.parse(name)
             if log is None:
                 continue
@@ -167,6 +194,8 @@ def build_file_groups(partition: str, names: Iterable[str], base_extension: str)
             file_slice = group.slices[instant] = FileSlice(partition, file_id, instant)
         if log is None:
             file_slice.base_file = name
+            if file_id not in with_base:
+                with_base[file_id] = None
         else:
             if file_slice.log_files:
                 file_slice.log_files.append(log)
@@ -176,7 +205,9 @@ def build_file_groups(partition: str, names: Iterable[str], base_extension: str)
         for file_slice in group.slices.values():
             if len(file_slice.log_files) > 1:
                 file_slice.log_files.sort(key=lambda lf: (lf.version, lf.write_token), reverse=True)
-    return groups
+    ordered = {file_id: groups[file_id] for file_id in with_base}
+    ordered.update(groups)
+    return ordered
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +252,7 @@ class FileSystemView:
     @cached_property
     def partition_listings(self) -> dict[str, PartitionListing]:
         listings = list_partitions(self.table.storage, self.engine, self.parallelism)
-        return {p.partition: p for p in listings}
+        return {p.partition: p for p in sorted(listings, key=lambda p: p.partition)}
 
     @property
     def partitions(self) -> list[str]:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 
@@ -16,23 +16,72 @@ def java_string_hash(text: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
-def java_hashmap_order(keys: Iterable[str]) -> list[str]:
-    """The iteration order of a `java.util.HashMap<String, ?>` filled by `put` in the given order.
+def _table_size_for(capacity: int) -> int:
+    """HashMap.tableSizeFor: the least power of two >= `capacity` (1 for 1 or less)."""
+    return 1 << (capacity - 1).bit_length() if capacity > 1 else 1
 
-    Buckets are `(h ^ h >>> 16) & (capacity - 1)` for the final capacity (16, doubled while more than
-    3/4 full); a bucket keeps insertion order. (Bins of 8+ colliding keys become trees in Java; with
-    distinct partition paths that does not happen at the sizes we write.)
+
+class JavaHashMap:
+    """The key order of a `java.util.HashMap` (JDK 8 to 17) after the calls that filled it.
+
+    Iteration goes by bucket `(h ^ h >>> 16) & (capacity - 1)`; a bucket keeps insertion order (bins of
+    8+ colliding keys become trees in Java; with distinct partition paths and file ids that does not
+    happen at the sizes we write). The capacity depends on how the map was filled: `put` alone starts at
+    16 and doubles while the map is more than 3/4 full, but `new HashMap<>(n)` and a `putAll` into an
+    empty map size the table up front. `hash_code` is the key's `hashCode()`.
     """
-    unique = list(dict.fromkeys(keys))
-    capacity = 16
-    while len(unique) > capacity * 3 // 4:
-        capacity *= 2
 
-    def bucket(key: str) -> int:
-        h = java_string_hash(key) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
+    def __init__(self, initial_capacity: int | None = None,
+                 hash_code: Callable[[Any], int] = java_string_hash):
+        self._keys: dict[Any, None] = {}
+        self._hash = hash_code
+        self.capacity = 0  # no table yet
+        self._threshold = 0 if initial_capacity is None else _table_size_for(initial_capacity)
 
-    return [key for _, key in sorted(enumerate(unique), key=lambda item: (bucket(item[1]), item[0]))]
+    def put(self, key: Any) -> None:
+        if key in self._keys:
+            return
+        if not self.capacity:
+            self._resize()
+        self._keys[key] = None
+        if len(self._keys) > self._threshold:
+            self._resize()
+
+    def put_all(self, keys: Iterable[Any]) -> None:
+        """`putAll` of a map holding `keys` in this iteration order."""
+        keys = list(keys)
+        if not keys:
+            return
+        if not self.capacity:  # pre-size for (int) (size / 0.75f + 1)
+            self._threshold = max(self._threshold, _table_size_for((4 * len(keys) + 3) // 3))
+        elif len(keys) > self._threshold:
+            self._resize()
+        for key in keys:
+            self.put(key)
+
+    def _resize(self) -> None:
+        self.capacity = self.capacity * 2 if self.capacity else self._threshold or 16
+        self._threshold = self.capacity * 3 // 4
+
+    def order(self, keys: Iterable[Any] | None = None) -> list[Any]:
+        """The iteration order of the keys (of those in `keys` only, when given: fewer hashes)."""
+        wanted = self._keys if keys is None else set(keys)
+        position = {key: n for n, key in enumerate(self._keys) if key in wanted}
+        mask = self.capacity - 1
+
+        def bucket(key: Any) -> int:
+            h = self._hash(key) & 0xFFFFFFFF
+            return (h ^ (h >> 16)) & mask
+
+        return sorted(position, key=lambda key: (bucket(key), position[key]))
+
+
+def java_hashmap_order(keys: Iterable[str]) -> list[str]:
+    """The iteration order of a `java.util.HashMap<String, ?>` filled by `put` in the given order."""
+    table = JavaHashMap()
+    for key in keys:
+        table.put(key)
+    return table.order()
 
 
 def in_java_hashmap_order(mapping: Mapping[str, Any]) -> dict[str, Any]:

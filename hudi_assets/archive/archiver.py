@@ -4,8 +4,9 @@
 Order of a run (Hudi 0.15 `archiveIfRequired`), all under the table's maintenance lock: select ->
 recover a half-done merge -> convert every state file (removing its marker directory) -> write one new
 `.commits_.archive.<N>_1-0-1` file whole (never appending) -> read it back -> delete requested/inflight
-files, then completed files one by one in ascending time (HUDI-7207) -> merge small archive files if
-enabled. A crash leaves every instant active, archived, or both; never neither.
+files, then completed files one by one (HUDI-7207) in the selection's order: rollbacks, cleans,
+commits, each ascending -> merge small archive files if enabled. A crash leaves every instant active,
+archived, or both; never neither.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from hudi_assets.archive.merge import (
 )
 from hudi_assets.archive.selection import ArchiveSelection, select_instants_to_archive
 from hudi_assets.avro import java_schema_json
-from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
+from hudi_assets.exceptions import ArchiveMergeError, CorruptFileError, HudiAssetsError
 from hudi_assets.lock import TableLock
 from hudi_assets.logformat.archived import archive_file_name, encode_archive_file, read_archived_records
+from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.archived import ARCHIVED_META_ENTRY, ArchivedTimeline
 from hudi_assets.timeline.instant import Instant
@@ -57,6 +59,16 @@ class ArchiveResult:
     merge_recovery: str | None = None
     merged_file: str | None = None
     seconds: float = 0.0
+
+
+def _archived(result: ArchiveResult, storage: Storage) -> str:
+    """What the archiving part of a run did, for an error raised after it."""
+    recovered = f"{result.merge_recovery}; " if result.merge_recovery else ""
+    deleted = f"deleted {result.deleted} state files"
+    if not result.archive_file:
+        return recovered + (f"wrote no archive file, {deleted}" if result.deleted else "nothing archived")
+    instants = len(result.selection.instants)
+    return f"{recovered}archived {instants} instants to {storage.uri(result.archive_file)}, {deleted}"
 
 
 class HoodieTimelineArchiver:
@@ -102,7 +114,10 @@ class HoodieTimelineArchiver:
             else:
                 log.info("No instants to archive")
             if merge and self.should_merge:
-                result.merged_file = self._merge(lock)
+                try:
+                    result.merged_file = self._merge(lock)
+                except ArchiveMergeError as exc:
+                    raise ArchiveMergeError(f"{_archived(result, self.storage)}; {exc}") from exc
         result.seconds = time.monotonic() - started
         return result
 
@@ -180,7 +195,8 @@ class HoodieTimelineArchiver:
     # ----------------------------------------------------------------------- deleting
     def _delete(self, state_files: list[Instant], result: ArchiveResult) -> None:
         pending = [i for i in state_files if not i.is_completed]
-        completed = sorted((i for i in state_files if i.is_completed), key=lambda i: i.sort_key)
+        # Hudi 0.15 keeps the selection's order (rollbacks, cleans, then commits), not one time order.
+        completed = [i for i in state_files if i.is_completed]
         self._delete_files([f"{METAFOLDER}/{i.file_name}" for i in pending], result)
         log.info("Deleted %d requested/inflight state files", len(pending))
         for n, instant in enumerate(completed, 1):

@@ -3,7 +3,12 @@
 Commit JSON is converted as Jackson's `convertValue` into the Avro classes does it: only the fields of
 the Avro records survive, numeric write-stat fields that are Java primitives become 0 when absent,
 `operationType` is copied (forced `COMPACT` for a compaction commit), `extraMetadata["ROLLING_STAT"]`
-is set to "". A file that cannot be decoded but is empty gives an entry without payload, as in Hudi.
+is set to "". Which payload an entry gets follows 0.15's createMetaWrapper, which reads the state file
+once: an empty completed file gives an entry without payload (createMetaWrapperForEmptyInstant); an
+empty requested/inflight commit or deltacommit reads as an empty HoodieCommitMetadata (operation
+UNKNOWN) and is archived with it; empty requested/inflight replacecommit files and pending rollbacks
+carry none; a compaction or log compaction carries its plan in the requested entry only; any other
+empty file (a clean plan, a requested compaction plan) cannot be read and fails the conversion.
 """
 
 from __future__ import annotations
@@ -88,12 +93,10 @@ def convert_commit_metadata(obj: dict[str, Any], replace: bool = False) -> dict[
     return record
 
 
-def _commit_object(data: bytes, path: str) -> dict[str, Any] | None:
-    """The JSON object of a commit file; None where Hudi finds no metadata (empty, operation UNKNOWN)."""
-    if not data.strip():
-        return None
-    parsed = CommitMetadata.from_json(data, path)  # validates and raises CorruptFileError
-    return None if parsed.operation_type == "UNKNOWN" else parsed.to_object()
+def _commit_object(data: bytes, path: str) -> dict[str, Any]:
+    """The JSON object of a commit file: HoodieCommitMetadata.fromBytes reads an empty file as a new,
+    empty instance; anything else must be valid commit metadata (else CorruptFileError)."""
+    return CommitMetadata.from_json(data, path).to_object() if data else {}
 
 
 def to_archived_entry(timeline: ActiveTimeline, instant: Instant) -> dict[str, Any]:
@@ -108,12 +111,12 @@ def to_archived_entry(timeline: ActiveTimeline, instant: Instant) -> dict[str, A
         "version": None, "stateTransitionTime": state_transition_time(status.mtime_ms),
     }
     data = timeline.read_details(instant)
+    if instant.is_completed and not data:
+        return record  # a crash between create and write: an entry without payload
     try:
         record.update(_payload(timeline, instant, data, path))
     except CorruptFileError as exc:
-        if data:
-            raise ArchiveConversionError(path, exc.problem) from exc
-        # An empty state file (a crash between create and write): an entry without payload.
+        raise ArchiveConversionError(path, exc.problem if data else "empty file") from exc
     return record
 
 
@@ -126,17 +129,14 @@ def _payload(timeline: ActiveTimeline, instant: Instant, data: bytes, path: str)
         plan = CleanerPlan.deserialize(data, path, timeline.storage.base_uri)
         return {"hoodieCleanerPlan": plan.to_record()}
     if action in (COMMIT, DELTA_COMMIT):
-        obj = _commit_object(data, path)
-        return {} if obj is None else {"hoodieCommitMetadata": convert_commit_metadata(obj)}
+        return {"hoodieCommitMetadata": convert_commit_metadata(_commit_object(data, path))}
     if action == REPLACE_COMMIT:
         if state is State.COMPLETED:
-            obj = _commit_object(data, path)
-            return {} if obj is None else {"hoodieReplaceCommitMetadata": convert_commit_metadata(obj, True)}
+            return {"hoodieReplaceCommitMetadata": convert_commit_metadata(_commit_object(data, path), True)}
         if state is State.INFLIGHT:
             if not data:
                 return {}
-            obj = CommitMetadata.from_json(data, path).to_object()
-            return {"HoodieInflightReplaceMetadata": convert_commit_metadata(obj)}
+            return {"HoodieInflightReplaceMetadata": convert_commit_metadata(_commit_object(data, path))}
         if not data:
             return {}
         return {"hoodieRequestedReplaceMetadata":
@@ -147,8 +147,7 @@ def _payload(timeline: ActiveTimeline, instant: Instant, data: bytes, path: str)
         return {}
     if action == SAVEPOINT:
         return {"hoodieSavePointMetadata": deserialize_metadata(data, "HoodieSavepointMetadata", path)}
-    # compaction / logcompaction: the plan of the requested file, read by instant time.
-    requested = Instant(instant.timestamp, action, State.REQUESTED)
-    plan_data = (data if state is State.REQUESTED
-                 else timeline.storage.read(timeline.state_file_path(requested)))
-    return {"hoodieCompactionPlan": deserialize_metadata(plan_data, "HoodieCompactionPlan", path)}
+    # compaction / logcompaction: only the requested entry carries the plan (its own bytes).
+    if state is not State.REQUESTED:
+        return {}
+    return {"hoodieCompactionPlan": deserialize_metadata(data, "HoodieCompactionPlan", path)}

@@ -4,6 +4,10 @@ Only on storage that cannot append (local, object stores), and only with hoodie.
 The plan file `mergeArchivePlan` is written first, so a crash at any later step is recovered at the
 start of the next run: all candidates still there -> drop the partial merged file; some gone and the
 merged file there -> finish deleting the candidates; then drop the plan.
+
+A candidate that cannot be read whole (a corrupt block, or any block but Avro data) stops the merge,
+as Hudi's cast of every block to HoodieAvroDataBlock does: no byte is dropped, the sources stay and
+the plan goes at once (what Hudi's recovery would do on the next run), and ArchiveMergeError says so.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import logging
 from collections.abc import Callable
 
 from hudi_assets.avro import deserialize_metadata, java_schema_json, serialize_metadata
-from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
+from hudi_assets.exceptions import ArchiveMergeError, CorruptFileError, HudiAssetsError
 from hudi_assets.logformat.archived import archive_file_name, archive_file_version
 from hudi_assets.logformat.avro_block import decode_avro_data_block, encode_avro_data_block
 from hudi_assets.logformat.block import BlockType, encode_block
@@ -70,6 +74,35 @@ def recover_pending_merge(archived: ArchivedTimeline) -> str | None:
     return outcome
 
 
+def _merged_blocks(storage: Storage, candidates: list[FileStatus], archival_batch: int
+                   ) -> tuple[list[bytes], int]:
+    """Every entry of the candidates (newest first, as Hudi reads them) re-encoded in blocks of at
+    most `archival_batch`, and the number of entries; ArchiveMergeError if one cannot be read."""
+    schema = java_schema_json(ARCHIVED_META_ENTRY)
+    blocks: list[bytes] = []
+    pending: list[dict] = []
+    total = 0
+    for status in candidates:
+        name = storage.uri(status.path)
+        try:
+            for block in read_blocks(storage.read(status.path), name):
+                if block.block_type != BlockType.AVRO_DATA:
+                    kind = "corrupt" if block.block_type == BlockType.CORRUPT else block.block_type.name
+                    raise ArchiveMergeError(f"merging stopped: {name} holds a {kind} block at offset "
+                                            f"{block.offset}; sources kept")
+                pending.extend(decode_avro_data_block(block, schema, path=name))
+                if len(pending) >= archival_batch:
+                    blocks.append(encode_block(encode_avro_data_block(pending, schema)))
+                    total += len(pending)
+                    pending = []
+        except CorruptFileError as exc:
+            raise ArchiveMergeError(f"merging stopped: {exc}; sources kept") from exc
+    if pending:
+        blocks.append(encode_block(encode_avro_data_block(pending, schema)))
+        total += len(pending)
+    return blocks, total
+
+
 def merge_small_archive_files(archived: ArchivedTimeline, small_file_limit: int, files_batch_size: int,
                               archival_batch: int,
                               step: Callable[[str], None] = lambda _: None) -> str | None:
@@ -93,23 +126,11 @@ def merge_small_archive_files(archived: ArchivedTimeline, small_file_limit: int,
                               "another archiver is running")
     step("merge-plan-written")
     log.info("Merging %d small archive files into %s", len(candidates), merged_name)
-    schema = java_schema_json(ARCHIVED_META_ENTRY)
-    blocks: list[bytes] = []
-    pending: list[dict] = []
-    total = 0
-    for status in candidates:  # newest first, as Hudi reads them
-        name = storage.uri(status.path)
-        for block in read_blocks(storage.read(status.path), name):
-            if block.block_type != BlockType.AVRO_DATA:
-                continue
-            pending.extend(decode_avro_data_block(block, schema, path=name))
-            if len(pending) >= archival_batch:
-                blocks.append(encode_block(encode_avro_data_block(pending, schema)))
-                total += len(pending)
-                pending = []
-    if pending:
-        blocks.append(encode_block(encode_avro_data_block(pending, schema)))
-        total += len(pending)
+    try:
+        blocks, total = _merged_blocks(storage, candidates, archival_batch)
+    except ArchiveMergeError:
+        storage.delete_many([plan_path])  # nothing merged was written; every candidate is still there
+        raise
     if not storage.create_if_absent(merged, b"".join(blocks)):
         raise HudiAssetsError(f"{storage.uri(merged)}: already exists; another archiver is running")
     step("merge-file-written")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from hudi_assets.archive.config import ArchiveConfig, KeepRange, keep_range
 from hudi_assets.avro import deserialize_metadata
-from hudi_assets.exceptions import UnsupportedTableError
+from hudi_assets.exceptions import InvalidConfigError, UnsupportedTableError
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import CLEAN, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK, Instant, State
@@ -87,14 +87,22 @@ def _compaction_fence(active: ActiveTimeline, is_mor: bool, config: ArchiveConfi
             return Fence(name, None, "no completed compaction and no delta commits")
         anchor = deltas.first()
         since = [i for i in deltas if i.timestamp >= anchor.timestamp]
-    if len(since) < config.max_delta_commits:
+    limit = config.max_delta_commits
+    if len(since) < limit:
         what = f"last compaction {anchor.timestamp}" if last else f"first delta commit {anchor.timestamp}"
         return Fence(name, anchor.timestamp,
                      f"{len(since)} delta commits since it < hoodie.compact.inline.max.delta.commits="
-                     f"{config.max_delta_commits}: keep from {what}")
-    fence = since[len(since) - config.max_delta_commits]
+                     f"{limit}: keep from {what}")
+    # Hudi keeps the last of the first (n - limit + 1) delta commits: with limit <= 0, the newest one,
+    # and with none since the last compaction it fails (IndexOutOfBounds on an empty list).
+    if not since:
+        raise InvalidConfigError(
+            f"hoodie.compact.inline.max.delta.commits={limit}: no delta commit follows the last "
+            f"compaction {anchor.timestamp}, and Hudi 0.15's archiver fails on this value then; "
+            "set it to 1 or more")
+    fence = since[min(len(since) - 1, len(since) - limit)]
     return Fence(name, fence.timestamp,
-                 f"keep the last {config.max_delta_commits} delta commits (max.delta.commits) so compaction "
+                 f"keep the last {max(limit, 1)} delta commits (max.delta.commits={limit}) so compaction "
                  "can still be scheduled")
 
 

@@ -1,7 +1,10 @@
 """Clean plan (`HoodieCleanerPlan` v2) and clean result (`HoodieCleanMetadata` v2) records.
 
-Maps are written in Java `HashMap` iteration order, as Hudi's `Collectors.toMap` leaves them, so
-the Avro bytes match what Hudi would write for the same plan.
+Maps are kept in the iteration order of the Java `HashMap` Hudi holds them in and written in that
+order, so the Avro bytes match Hudi's: the planner builds a plan's maps in the order
+CleanPlanActionExecutor leaves them, and a plan read from a file gets the order of the `HashMap` Avro's
+reader fills (`new HashMap<>(size)` in file order), which Hudi writes back when it archives the plan
+or copies its `extraMetadata` into the clean metadata.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hudi_assets.avro import deserialize_metadata, serialize_metadata
-from hudi_assets.java_collections import java_hashmap_order
+from hudi_assets.java_collections import JavaHashMap, java_hashmap_order
 from hudi_assets.timeline.instant import Instant
 
 CLEAN_PLAN_VERSION = 2
@@ -19,7 +22,18 @@ SAVEPOINTED_TIMESTAMPS = "savepointed_timestamps"
 
 
 def _hashmap(mapping: dict[str, Any]) -> dict[str, Any]:
+    """A map filled by `put` in this order (`new HashMap<>()`, `Collectors.toMap`)."""
     return {key: mapping[key] for key in java_hashmap_order(mapping)}
+
+
+def _as_read(mapping: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A map as Avro's reader leaves it: `new HashMap<>(size)` filled in file order."""
+    if mapping is None:
+        return None
+    table = JavaHashMap(len(mapping))
+    for key in mapping:
+        table.put(key)
+    return {key: mapping[key] for key in table.order()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,14 +46,18 @@ class CleanFileInfo:
 
 @dataclass(repr=False)
 class CleanerPlan:
-    """What a clean will delete; `earliest_instant_to_retain` is None for KEEP_LATEST_FILE_VERSIONS."""
+    """What a clean will delete; `earliest_instant_to_retain` is None for KEEP_LATEST_FILE_VERSIONS.
+
+    Maps and lists are written in their order here (see the module docstring). `extra_metadata` is
+    None only for a plan read from a file that holds null there; Hudi 0.15 plans hold a map.
+    """
 
     earliest_instant_to_retain: Instant | None
     last_completed_commit_timestamp: str
     policy: str
     file_paths_to_delete: dict[str, list[CleanFileInfo]] = field(default_factory=dict)
     partitions_to_delete: list[str] = field(default_factory=list)
-    extra_metadata: dict[str, str] | None = None
+    extra_metadata: dict[str, str] | None = field(default_factory=dict)
     version: int = CLEAN_PLAN_VERSION
 
     @property
@@ -75,13 +93,13 @@ class CleanerPlan:
             "policy": self.policy,
             "filesToBeDeletedPerPartition": {},
             "version": self.version,
-            "filePathsToBeDeletedPerPartition": _hashmap({
+            "filePathsToBeDeletedPerPartition": {
                 partition: [{"filePath": f.file_path, "isBootstrapBaseFile": f.is_bootstrap_base_file}
                             for f in files]
                 for partition, files in self.file_paths_to_delete.items()
-            }),
+            },
             "partitionsToBeDeleted": list(self.partitions_to_delete),
-            "extraMetadata": None if self.extra_metadata is None else _hashmap(self.extra_metadata),
+            "extraMetadata": None if self.extra_metadata is None else dict(self.extra_metadata),
         }
 
     def serialize(self) -> bytes:
@@ -98,16 +116,18 @@ class CleanerPlan:
         if ectr:
             instant = Instant(ectr["timestamp"], ectr["action"], State[ectr.get("state") or "COMPLETED"])
         by_partition: dict[str, list[CleanFileInfo]] = {}
-        for partition, infos in (record.get("filePathsToBeDeletedPerPartition") or {}).items():
+        for partition, infos in (_as_read(record.get("filePathsToBeDeletedPerPartition")) or {}).items():
             by_partition[partition] = [CleanFileInfo(i["filePath"], bool(i.get("isBootstrapBaseFile")))
                                        for i in infos]
         if (record.get("version") or 1) < 2 and base_uri is not None:
-            for partition, names in (record.get("filesToBeDeletedPerPartition") or {}).items():
+            # CleanPlanV2MigrationHandler collects the upgraded lists with Collectors.toMap.
+            for partition, names in (_as_read(record.get("filesToBeDeletedPerPartition")) or {}).items():
                 prefix = f"{base_uri}/{partition}" if partition else base_uri
                 by_partition[partition] = [CleanFileInfo(f"{prefix}/{n}") for n in names]
+            by_partition = _hashmap(by_partition)
         return cls(instant, record.get("lastCompletedCommitTimestamp") or "", record.get("policy") or "",
                    by_partition, list(record.get("partitionsToBeDeleted") or []),
-                   record.get("extraMetadata"), CLEAN_PLAN_VERSION)
+                   _as_read(record.get("extraMetadata")), CLEAN_PLAN_VERSION)
 
     @classmethod
     def deserialize(cls, data: bytes, path: str, base_uri: str | None = None) -> CleanerPlan:
@@ -155,7 +175,7 @@ def clean_metadata_record(instant_time: str, time_taken_ms: int, plan: CleanerPl
         "partitionMetadata": _hashmap(partition_metadata),
         "version": CLEAN_METADATA_VERSION,
         "bootstrapPartitionMetadata": _hashmap(bootstrap_metadata),
-        "extraMetadata": None if plan.extra_metadata is None else _hashmap(plan.extra_metadata),
+        "extraMetadata": None if plan.extra_metadata is None else dict(plan.extra_metadata),
     }
 
 

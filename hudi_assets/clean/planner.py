@@ -16,8 +16,8 @@ from datetime import UTC, datetime, timedelta
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import SAVEPOINTED_TIMESTAMPS, CleanerPlan, CleanFileInfo
 from hudi_assets.engine import Engine, LocalEngine
-from hudi_assets.fsview import FileSlice, FileSystemView, build_file_groups, list_partitions
-from hudi_assets.java_collections import java_hashmap_order
+from hudi_assets.fsview import FileGroup, FileSlice, FileSystemView, build_file_groups, list_partitions
+from hudi_assets.java_collections import JavaHashMap, java_hashmap_order, java_string_hash
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
@@ -126,15 +126,17 @@ def plan_partition(ctx: PlanContext, task: PartitionTask) -> PartitionDecision:
     if by_commits and not ctx.gate:
         return PartitionDecision(partition, False, [])
     ectr = ctx.ectr
-    deletes: list[str] = []
     live = [fid for fid in groups if fid not in task.replaced]
     # Replaced file groups: before ECTR (by commits) or all of them (file versions).
-    for file_id, replace_time in task.replaced.items():
-        if file_id not in groups or (by_commits and not replace_time < ectr):
+    from_replaced: dict[str, list[str]] = {}
+    for file_id in groups:
+        replace_time = task.replaced.get(file_id)
+        if replace_time is None or (by_commits and not replace_time < ectr):
             continue
-        for file_slice in committed[file_id]:
-            if not protected(file_slice):
-                deletes.extend(file_slice.paths)
+        paths = [p for s in committed[file_id] if not protected(s) for p in s.paths]
+        if paths:
+            from_replaced[file_id] = paths
+    from_live: dict[str, list[str]] = {}
     for file_id in live:
         slices = committed[file_id]
         if not slices:
@@ -142,23 +144,39 @@ def plan_partition(ctx: PlanContext, task: PartitionTask) -> PartitionDecision:
         if by_commits:
             latest = slices[0].base_instant
             keep_before = next((s.base_instant for s in slices if s.base_instant < ectr), None)
-            for file_slice in slices:
-                if protected(file_slice) or file_slice.base_instant in (latest, keep_before):
-                    continue
-                if not needed_for_compaction(file_slice) and file_slice.base_instant < ectr:
-                    deletes.extend(file_slice.paths)
+            doomed = [s for s in slices if not protected(s) and s.base_instant not in (latest, keep_before)
+                      and not needed_for_compaction(s) and s.base_instant < ectr]
         else:
             remaining = [s for s in slices if not needed_for_compaction(s)]
             keep = ctx.file_versions_retained - (1 if file_id in task.compactions else 0)
-            for file_slice in remaining[max(keep, 0):]:
-                if not protected(file_slice):
-                    deletes.extend(file_slice.paths)
+            doomed = [s for s in remaining[max(keep, 0):] if not protected(s)]
+        if doomed:
+            from_live[file_id] = [p for s in doomed for p in s.paths]
+    deletes = [p for part in (from_replaced, from_live)
+               for file_id in _in_view_order(partition, groups, part) for p in part[file_id]]
     # No live file group and no pending (uncommitted, non-replaced) files: the partition can go;
-    # by commits, also no file group replaced at or after ECTR.
+    # by commits, also no file group still in the partition that was replaced at or after ECTR
+    # (noSubsequentReplaceCommit asks the view, which holds only groups with files).
     delete_partition = not live
     if by_commits and delete_partition:
-        delete_partition = all(t < ectr for t in task.replaced.values())
+        delete_partition = all(task.replaced[fid] < ectr for fid in groups)
     return PartitionDecision(partition, delete_partition, deletes)
+
+
+def _in_view_order(partition: str, groups: dict[str, FileGroup], chosen: dict[str, list[str]]) -> list[str]:
+    """The `chosen` file ids in the order Hudi's file-system view lists the partition's groups.
+
+    buildFileGroups collects `Pair(partition, fileId)` in a `new HashSet<>(idsWithBaseFiles)` and
+    then adds the ids with log files only; `groups` comes in that insertion order.
+    """
+    if len(chosen) < 2:
+        return list(chosen)
+    with_base = sum(1 for g in groups.values() if any(s.base_file for s in g.slices.values()))
+    partition_hash = java_string_hash(partition)
+    view = JavaHashMap(max(with_base * 4 // 3 + 1, 16), lambda fid: partition_hash ^ java_string_hash(fid))
+    for file_id in groups:
+        view.put(file_id)
+    return view.order(chosen)
 
 
 # ------------------------------------------------------------------------------------- planner
@@ -186,10 +204,11 @@ class CleanPlanner:
         return last.timestamp if last else ""
 
     def savepointed_timestamps(self) -> list[str]:
-        """0.15: current completed savepoints, recorded in the plan (partitioned tables only)."""
+        """0.15: current completed savepoints, recorded in the plan (partitioned tables only), in the
+        order of the `HashSet` HoodieTable.getSavepointTimestamps collects them in."""
         if not self.table.config.is_partitioned:
             return []
-        return self.timeline.savepoint_timeline().timestamps
+        return java_hashmap_order(self.timeline.savepoint_timeline().timestamps)
 
     def partitions_to_clean(self, ectr: Instant | None) -> list[str]:
         if self.config.policy == CleaningPolicy.KEEP_LATEST_FILE_VERSIONS:
@@ -290,14 +309,35 @@ class CleanPlanner:
         log.info("clean policy %s, earliest commit to retain %s, %d partitions to scan",
                  self.config.policy, ectr.timestamp if ectr else None, len(partitions))
         decisions = self.decide(partitions, ectr)
-        storage = self.table.storage
-        files = {d.partition: [CleanFileInfo(storage.uri(p)) for p in d.files] for d in decisions if d.files}
+        files, partitions_to_delete = self._collect(decisions)
         savepoints = self.savepointed_timestamps()
         return CleanerPlan(
             earliest_instant_to_retain=ectr,
             last_completed_commit_timestamp=self.last_completed_commit_timestamp(),
             policy=self.config.policy,
-            file_paths_to_delete=files,  # 0.15 (HUDI-7703): partitions with no file are left out
-            partitions_to_delete=java_hashmap_order(d.partition for d in decisions if d.delete_partition),
-            extra_metadata={SAVEPOINTED_TIMESTAMPS: ",".join(savepoints)} if savepoints else None,
+            file_paths_to_delete=files,
+            partitions_to_delete=partitions_to_delete,
+            extra_metadata={SAVEPOINTED_TIMESTAMPS: ",".join(savepoints)} if savepoints else {},
         )
+
+    def _collect(self, decisions: list[PartitionDecision]
+                 ) -> tuple[dict[str, list[CleanFileInfo]], list[str]]:
+        """The plan's map of files and list of partitions, in the order requestClean leaves them.
+
+        Hudi decides `min(#partitions, parallelism)` partitions at a time; each batch is collected
+        with `Collectors.toMap`, its partitions to delete appended in that map's order, and its
+        partitions with files (0.15, HUDI-7703: no others) `putAll` into one `new HashMap<>()`.
+        """
+        storage = self.table.storage
+        batch_size = min(len(decisions), self.config.parallelism) or 1
+        files = JavaHashMap()
+        by_partition: dict[str, PartitionDecision] = {}
+        partitions_to_delete: list[str] = []
+        for start in range(0, len(decisions), batch_size):
+            batch = {d.partition: d for d in decisions[start:start + batch_size]}
+            order = java_hashmap_order(batch)
+            partitions_to_delete.extend(p for p in order if batch[p].delete_partition)
+            files.put_all(java_hashmap_order(p for p in order if batch[p].files))
+            by_partition.update(batch)
+        return ({p: [CleanFileInfo(storage.uri(f)) for f in by_partition[p].files] for p in files.order()},
+                partitions_to_delete)

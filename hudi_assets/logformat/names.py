@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-LOG_FILE_PATTERN = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(.cdc)?)?")
+# re.ASCII: Java's \d is [0-9]; Python's would also take other scripts' digits.
+LOG_FILE_PATTERN = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(.cdc)?)?", re.ASCII)
 LOG_EXTENSION = "log"
 ARCHIVE_EXTENSION = "archive"
 CDC_SUFFIX = ".cdc"

@@ -25,7 +25,7 @@ from hudi_assets.clean.config import (
 from hudi_assets.config import WriteConfig
 
 CLEANER_POLICIES = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_BY_HOURS", "KEEP_LATEST_FILE_VERSIONS")
-INSTANT_TIME = r"^\d{14}(\d{3})?(\d{3})?$"
+INSTANT_TIME = r"^[0-9]{14}([0-9]{3})?([0-9]{3})?$"  # ASCII digits only, as Java's \d
 STATES = ("REQUESTED", "INFLIGHT", "COMPLETED")
 
 

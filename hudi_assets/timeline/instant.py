@@ -45,7 +45,7 @@ COMPARABLE_ACTION = {COMPACTION: COMMIT, LOG_COMPACTION: DELTA_COMMIT}
 _NO_REQUESTED = {SAVEPOINT}
 
 # Hudi's grammar: digits, `.action`, optional `.state`; no state means completed.
-_NAME = re.compile(r"^(\d+)\.([A-Za-z]+)(?:\.([A-Za-z]+))?$")
+_NAME = re.compile(r"^([0-9]+)\.([A-Za-z]+)(?:\.([A-Za-z]+))?$")  # ASCII digits, as Java's \d
 
 
 @dataclass(frozen=True, slots=True)

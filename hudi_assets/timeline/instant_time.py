@@ -28,7 +28,7 @@ def parse_instant_time(ts: str) -> datetime | None:
         ts += "999"
     elif len(ts) > 17:
         ts = ts[:17]
-    if len(ts) != 17 or not ts.isdigit():
+    if len(ts) != 17 or not (ts.isascii() and ts.isdigit()):  # Java parses ASCII digits only
         return None
     try:
         base = datetime(int(ts[0:4]), int(ts[4:6]), 1, int(ts[8:10]), int(ts[10:12]), int(ts[12:14]),

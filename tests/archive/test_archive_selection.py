@@ -88,7 +88,7 @@ def test_pending_compaction_and_mor_delta_commits(tmp_path):
     assert _times(sel.commits) == [ts(i) for i in range(20)]
 
 
-@pytest.mark.parametrize("max_delta, expected", [(10, 30), (40, 10)])
+@pytest.mark.parametrize("max_delta, expected", [(10, 30), (40, 10), (0, 35), (-1, 35)])
 def test_mor_compaction_fence(tmp_path, max_delta, expected):
     b = TimelineBuilder(tmp_path, "MERGE_ON_READ")
     _commits(b, 40, skip={10}, action="deltacommit")
@@ -100,6 +100,17 @@ def test_mor_compaction_fence(tmp_path, max_delta, expected):
     expanded = [i.file_name for i in sel.state_files if i.timestamp == ts(10)]
     assert expected == 10 or expanded == [
         f"{ts(10)}.compaction.requested", f"{ts(10)}.compaction.inflight", f"{ts(10)}.commit"]
+
+
+def test_mor_compaction_fence_max_delta_commits_zero_after_the_last_compaction(tmp_path):
+    """0 (or less) keeps from the newest delta commit; with none after the last compaction Hudi 0.15
+    fails (an empty list's last element), so do we, with the key in the message."""
+    b = TimelineBuilder(tmp_path, "MERGE_ON_READ")
+    _commits(b, 39, action="deltacommit")
+    b.compaction(ts(39), "COMPLETED")
+    config = ArchiveConfig(min_commits=5, max_commits=8, max_delta_commits=0)
+    with pytest.raises(InvalidConfigError, match=r"hoodie\.compact\.inline\.max\.delta\.commits=0"):
+        select_instants_to_archive(b.table(), config)
 
 
 def test_pending_clustering_requested(tmp_path):

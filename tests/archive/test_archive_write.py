@@ -63,8 +63,9 @@ def test_archive_writes_decodes_and_deletes(tmp_path):
         if i.action == "commit" and i.state.name != "REQUESTED":
             assert entry.payload == convert_commit_metadata(json.loads(raw))
             assert entry.payload["extraMetadata"]["ROLLING_STAT"] == ""
-        elif i.action == "commit":
-            assert entry.payload is None  # empty requested file
+        elif i.action == "commit":  # an empty requested file reads as an empty HoodieCommitMetadata
+            assert entry.payload == {"partitionToWriteStats": {}, "extraMetadata": {"ROLLING_STAT": ""},
+                                     "version": None, "operationType": "UNKNOWN"}
         elif i.state.name == "COMPLETED":
             assert entry.payload == deserialize_metadata(raw, "HoodieCleanMetadata", "x")
         else:
@@ -244,3 +245,99 @@ def test_corrupt_commit_in_range_exits_2_and_changes_nothing(tmp_path, capsys, c
     err = capsys.readouterr().err
     assert f"{ts(3)}.commit" in err and "not valid commit metadata JSON" in err
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # markers too
+
+
+def test_completed_files_are_deleted_in_the_selections_order(tmp_path, monkeypatch):
+    """0.15 deletes the pending files, then the completed ones one by one in the order it selected
+    them: the rollback group, the clean group (HashMap order of the two), then the commits."""
+    b = _table(tmp_path)
+    for i in range(9):
+        b.rollback(ts(200 + i), ts(1))
+    table = b.table()
+    deleted: list[str] = []
+    delete_many = table.storage.delete_many
+
+    def recording(paths):
+        deleted.extend(p.rpartition("/")[2] for p in paths)
+        return delete_many(paths)
+
+    monkeypatch.setattr(table.storage, "delete_many", recording)
+    HoodieTimelineArchiver(table, SMALL).archive_if_required()
+    completed = [n for n in deleted if not n.endswith((".requested", ".inflight"))]
+    assert deleted[len(deleted) - len(completed):] == completed  # every pending file first
+    assert completed == ([f"{ts(200 + i)}.rollback" for i in range(4)]
+                         + [f"{ts(100 + i)}.clean" for i in range(7)]
+                         + [f"{ts(i)}.commit" for i in range(35)])
+
+
+def test_conversion_of_empty_and_pending_state_files_follows_create_meta_wrapper(tmp_path):
+    from hudi_assets.archive.conversion import ArchiveConversionError, to_archived_entry
+    from hudi_assets.timeline.instant import Instant, State
+
+    b = TimelineBuilder(tmp_path)
+    b.commit(ts(0))  # its requested file is empty
+    b.file(f"{ts(1)}.commit.requested")
+    b.file(f"{ts(1)}.commit")  # empty completed file: a crash between create and write
+    b.compaction(ts(2), "INFLIGHT")
+    b.file(f"{ts(3)}.replacecommit.requested")
+    b.file(f"{ts(3)}.replacecommit.inflight")
+    b.file(f"{ts(4)}.clean.requested")  # an empty clean plan cannot be read
+    timeline = b.table().active_timeline
+
+    def entry(t, action, state):
+        return to_archived_entry(timeline, Instant(t, action, state))
+
+    payloads = ("hoodieCommitMetadata", "hoodieCompactionPlan", "hoodieRequestedReplaceMetadata",
+                "HoodieInflightReplaceMetadata", "hoodieCleanerPlan")
+    assert entry(ts(0), "commit", State.REQUESTED)["hoodieCommitMetadata"] == {
+        "partitionToWriteStats": {}, "extraMetadata": {"ROLLING_STAT": ""}, "version": None,
+        "operationType": "UNKNOWN"}
+    empty_completed = entry(ts(1), "commit", State.COMPLETED)
+    assert empty_completed["actionType"] == "commit" and not set(payloads) & set(empty_completed)
+    assert entry(ts(2), "compaction", State.REQUESTED)["hoodieCompactionPlan"]["version"] == 2
+    inflight_compaction = entry(ts(2), "compaction", State.INFLIGHT)
+    assert inflight_compaction["actionType"] == "compaction"
+    assert not set(payloads) & set(inflight_compaction)  # only the requested entry holds the plan
+    for state in (State.REQUESTED, State.INFLIGHT):
+        assert not set(payloads) & set(entry(ts(3), "replacecommit", state))
+    with pytest.raises(ArchiveConversionError, match=f"{ts(4)}.clean.requested: empty file"):
+        entry(ts(4), "clean", State.REQUESTED)
+
+
+def test_merge_stops_on_a_corrupt_block_and_keeps_every_source(tmp_path, capsys):
+    """Hudi fails the merge on a block it cannot cast to Avro data and keeps the sources; we never
+    delete bytes we could not read, remove the plan at once, and say what the run did."""
+    from hudi_assets.exceptions import ArchiveMergeError
+
+    b = TimelineBuilder(tmp_path)
+    config = ArchiveConfig(min_commits=1, max_commits=2, merge_enable=True, merge_files_batch_size=3,
+                           cleaner=CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS"))
+    b.commit(ts(0))
+    for run in range(2):
+        b.commit(ts(2 * run + 1))
+        b.commit(ts(2 * run + 2))
+        HoodieTimelineArchiver(b.table(), config).archive_if_required()
+    archived = tmp_path / ".hoodie/archived"
+    first = archived / ".commits_.archive.1_1-0-1"
+    torn_at = first.stat().st_size
+    first.write_bytes(first.read_bytes() + b"#HUDI#\x00\x00\x00\x00\x00\x00\x01\x00torn")
+    b.commit(ts(5))
+    b.commit(ts(6))
+    with pytest.raises(ArchiveMergeError) as raised:
+        HoodieTimelineArchiver(b.table(), config).archive_if_required()
+    third = b.table().storage.uri(".hoodie/archived/.commits_.archive.3_1-0-1")
+    assert str(raised.value) == (
+        f"archived 2 instants to {third}, deleted 6 state files; merging stopped: "
+        f"{b.table().storage.uri('.hoodie/archived/.commits_.archive.1_1-0-1')} holds a corrupt block at "
+        f"offset {torn_at}; sources kept")
+    sources = {p.name: p.read_bytes() for p in archived.iterdir()}
+    assert sorted(sources) == [".commits_.archive.1_1-0-1", ".commits_.archive.2_1-0-1",
+                               ".commits_.archive.3_1-0-1"]  # no merged file, no merge plan
+    # The next run has nothing to archive and stops at the same block: exit 1, nothing touched.
+    conf = ["--hoodie-conf", "hoodie.keep.min.commits=1", "--hoodie-conf", "hoodie.keep.max.commits=2",
+            "--hoodie-conf", "hoodie.cleaner.policy=KEEP_LATEST_FILE_VERSIONS",
+            "--hoodie-conf", "hoodie.archive.merge.enable=true",
+            "--hoodie-conf", "hoodie.archive.merge.files.batch.size=3"]
+    assert main(["archive", str(tmp_path), *conf]) == 1
+    assert "nothing archived; merging stopped: " in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in archived.iterdir()} == sources

@@ -8,6 +8,7 @@ import pytest
 
 from hudi_assets.clean import CleanPlanner, clean_table, schedule_clean
 from hudi_assets.clean.planner import earliest_commit_to_retain, hours_cutoff
+from hudi_assets.fsview import FileSystemView
 from hudi_assets.timeline.instant import State
 
 P = "2024/01/01"
@@ -230,10 +231,11 @@ def test_incremental_falls_back_to_full(builder):
     # previous ECTR before the first active commit (archived): full listing
     b.completed_clean(b.ts(5), ectr="20231231000000000")
     planner = CleanPlanner(b.table(), b.config({"hoodie.cleaner.commits.retained": "2"}))
-    assert planner.partitions_to_clean(planner.earliest_commit_to_retain()) == [P, Q]
+    # full listing: Hudi's order is the file system's (directory order locally)
+    assert sorted(planner.partitions_to_clean(planner.earliest_commit_to_retain())) == [P, Q]
     off = CleanPlanner(b.table(), b.config({"hoodie.cleaner.commits.retained": "2",
                                             "hoodie.cleaner.incremental.mode": "false"}))
-    assert off.partitions_to_clean(off.earliest_commit_to_retain()) == [P, Q]
+    assert sorted(off.partitions_to_clean(off.earliest_commit_to_retain())) == [P, Q]
 
 
 def test_empty_last_clean_forces_full_and_is_deleted(builder):
@@ -278,3 +280,92 @@ def test_ectr_function_orders_candidate_against_pending(builder):
     config = b.config({"hoodie.cleaner.commits.retained": "2"})
     ectr = earliest_commit_to_retain(table.active_timeline.commits_and_compaction_timeline(), config)
     assert ectr.timestamp == b.ts(2)
+
+
+# ------------------------------------------------------------------- Hudi 0.15 details, by file
+def test_partition_whose_metafile_has_the_base_file_format_is_cleaned(builder):
+    b = builder()
+    names = _cow_versions(b, 4)
+    # hoodie.partition.metafile.use.base.format=true writes the metafile as a parquet file.
+    metafile = b.root / P / ".hoodie_partition_metadata"
+    metafile.rename(metafile.with_name(".hoodie_partition_metadata.parquet"))
+    plan = _plan(b, {"hoodie.cleaner.commits.retained": "1"})
+    assert _files(plan) == set(names[:2])
+
+
+def test_hadoop_checksum_files_are_not_file_groups(builder):
+    b = builder("MERGE_ON_READ")
+    logs = []
+    for i in range(4):
+        log = b.log("f1", b.ts(0), i + 1)
+        b.commit(b.ts(i), {P: [b.base("f1", b.ts(0))] if i == 0 else [log]})
+        logs.append(log)
+    for name in [b.base("f1", b.ts(0)), *logs[1:]]:  # Hadoop's LocalFileSystem writes .<name>.crc
+        (b.root / P / f".{name}.crc").write_bytes(b"crc")
+    table = b.table()
+    groups = FileSystemView(table).all_file_groups(P)
+    assert [g.file_id for g in groups] == ["f1"]
+    plan = _plan(b, {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                     "hoodie.cleaner.fileversions.retained": "1"})
+    assert plan.total_files == 0  # one slice, no phantom group ".f1" of checksum files
+
+
+def test_replace_of_a_group_no_longer_listed_does_not_keep_the_partition(builder):
+    b = builder()
+    old = b.base("old", b.ts(0))
+    b.commit(b.ts(0), {P: [old]})
+    b.commit(b.ts(1), {Q: []}, replaced={P: ["old"]})
+    for i in range(2, 6):
+        b.commit(b.ts(i), {Q: [b.base("q", b.ts(i))]})
+    # A replace at ECTR of a file group of P that has no file (already gone): Hudi's view does not
+    # hold it, so noSubsequentReplaceCommit stays true.
+    b.commit(b.ts(6), {Q: [b.base("q", b.ts(6))]}, replaced={P: ["gone"]})
+    b.commit(b.ts(7), {Q: [b.base("q", b.ts(7))]})
+    plan = _plan(b, {"hoodie.cleaner.commits.retained": "2"})
+    assert plan.earliest_instant_to_retain.timestamp == b.ts(6)
+    assert old in _files(plan) and plan.partitions_to_delete == [P]
+
+
+def test_plan_file_holds_maps_and_lists_in_hudis_order(builder):
+    """Expected orders come from running CleanPlanActionExecutor's collection code on Java 17:
+    batches of hoodie.cleaner.parallelism partitions, each collected with Collectors.toMap, its
+    partitions to delete appended, its partitions with files putAll into one new HashMap."""
+    from hudi_assets.avro import deserialize_metadata
+
+    b = builder()
+    parts = ["dt=2024-01-01", "dt=2024-01-02", "dt=2024-01-03", "dt=2024-01-08"]
+    b.commit(b.ts(0), {p: [b.base(f"g{n}", b.ts(0))] for n, p in enumerate(parts)})
+    b.completed_clean(b.ts(1), ectr=b.ts(0))  # incremental: partitions in commit order
+    b.commit(b.ts(2), {"q": [b.base("q", b.ts(2))]}, replaced={p: [f"g{n}"] for n, p in enumerate(parts)})
+    for i in range(3, 7):
+        b.commit(b.ts(i), {"q": [b.base("q", b.ts(i))]})
+    table = b.table()
+    conf = {"hoodie.cleaner.commits.retained": "2", "hoodie.cleaner.parallelism": "2"}
+    _, instant = schedule_clean(table, b.config(conf))
+    record = deserialize_metadata(table.storage.read(f".hoodie/{instant}.clean.requested"),
+                                  "HoodieCleanerPlan", "plan")
+    assert list(record["filePathsToBeDeletedPerPartition"]) == [
+        "dt=2024-01-01", "dt=2024-01-08", "q", "dt=2024-01-03", "dt=2024-01-02"]
+    assert record["partitionsToBeDeleted"] == parts
+    assert record["extraMetadata"] == {} and record["filesToBeDeletedPerPartition"] == {}
+
+
+def test_files_of_a_partition_come_in_the_order_of_hudis_file_group_set(builder):
+    b = builder()
+    ids = ["f1", "f2", "f3", "f4", "f5"]
+    for i in range(3):
+        b.commit(b.ts(i), {P: [b.base(f, b.ts(i)) for f in ids]})
+    plan = _plan(b, {"hoodie.cleaner.commits.retained": "1"})
+    # new HashSet<>(Pair(partition, fileId)...) on Java 17 iterates f1, f4, f5, f2, f3.
+    assert [f.file_path.rpartition("/")[2] for f in plan.file_paths_to_delete[P]] == [
+        b.base(f, b.ts(0)) for f in ["f1", "f4", "f5", "f2", "f3"]]
+
+
+def test_savepointed_timestamps_join_in_hash_set_order(builder):
+    b = builder()
+    names = _cow_versions(b, 6)
+    b.savepoint(b.ts(0), {P: [names[0]]})
+    b.savepoint(b.ts(3), {P: [names[3]]})
+    plan = _plan(b, {"hoodie.cleaner.commits.retained": "2"})
+    # HoodieTable.getSavepointTimestamps is a HashSet: Java 17 iterates ts(3) before ts(0).
+    assert plan.extra_metadata == {"savepointed_timestamps": f"{b.ts(3)},{b.ts(0)}"}

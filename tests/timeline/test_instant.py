@@ -63,3 +63,26 @@ def test_round_trip_every_action_and_state(ts, action, state):
     instant = Instant(ts, action, state)
     parsed = Instant.parse_file_name(instant.file_name)
     assert parsed == instant.with_state(state) if state is State.COMPLETED else parsed == instant
+
+
+FULL_WIDTH = T.translate(str.maketrans("0123456789", "０１２３４５６７８９"))  # Unicode digits, not ASCII
+
+
+def test_only_ascii_digits_make_instant_times_as_in_java():
+    """Java's `\\d` and its date parser take 0-9 only; Python's `\\d` and isdigit take any script's."""
+    import pandas as pd
+    import pandera.errors
+
+    from hudi_assets.logformat.names import LogFileName
+    from hudi_assets.orchestration.invariants import TIMELINE_SCHEMA
+    from hudi_assets.timeline.instant_time import parse_instant_time
+
+    assert Instant.parse_file_name(f"{FULL_WIDTH}.commit") is None
+    assert parse_instant_time(FULL_WIDTH) is None and parse_instant_time(T) is not None
+    assert LogFileName.parse(".f1-0_001.log.１_0-1-1") is None
+    assert LogFileName.parse(".f1-0_001.log.1_０-1-1").write_token is None  # token part not matched
+    frame = pd.DataFrame({"instant": [FULL_WIDTH], "action": ["commit"], "state": ["COMPLETED"],
+                          "timeline": ["active"]})
+    with pytest.raises(pandera.errors.SchemaError):
+        TIMELINE_SCHEMA.validate(frame)
+    TIMELINE_SCHEMA.validate(frame.assign(instant=[T]))
