@@ -9,7 +9,6 @@ tables from ../shared (those tests skip when it is absent).
 from __future__ import annotations
 
 import json
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -293,16 +292,12 @@ def test_java_hashmap_order_matches_hudi_written_json(quickstart):
 
 
 # ------------------------------------------------------------------------------- fast mode
-def test_fast_mode_writes_the_same_names_and_timeline_quickly(tmp_path):
+def test_fast_mode_writes_the_same_names_and_timeline_with_empty_data_files(tmp_path):
+    """Fast mode's speed is a bench's business (no timing in tests): here, that it writes the same."""
     args = {"partitions": 12, "files_per_partition": 15, "commits": 8, "update_fraction": 0.5}
     for table_type in ("COPY_ON_WRITE", "MERGE_ON_READ"):
-        started = time.perf_counter()
         normal = _generate(tmp_path / "normal", table_type, True, **args)
-        normal_seconds = time.perf_counter() - started
-        started = time.perf_counter()
         fast = _generate(tmp_path / "fast", table_type, True, fast=True, **args)
-        fast_seconds = time.perf_counter() - started
-        assert fast_seconds < normal_seconds
         normal_files, fast_files = _all_files(normal.base_path), _all_files(fast.base_path)
         assert set(normal_files) == set(fast_files)
         assert fast.instants == normal.instants and fast.latest_file_slices == normal.latest_file_slices
