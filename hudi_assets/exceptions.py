@@ -56,6 +56,11 @@ class CleanAbortedError(HudiAssetsError):
     """The timeline changed under a clean plan so that its deletes are unsafe; nothing was deleted."""
 
 
+class StorageError(HudiAssetsError):
+    """A file could not be written (permission, disk full, unreachable store); nothing half-written
+    is left behind."""
+
+
 class TableBusyError(HudiAssetsError):
     """Another run holds the table's maintenance lock: nothing was changed; retry later."""
 
