@@ -48,8 +48,7 @@ class DeleteResult:
     failed: dict[str, str] = field(default_factory=dict)
 
 
-NOT_UTF8 = ("name is not valid UTF-8; Hudi's file and partition names are UTF-8, so this was not "
-            "written by Hudi: rename or remove it")
+NOT_UTF8 = "name is not valid UTF-8, which every name Hudi writes is: rename or remove it"
 
 
 def _escaped(path: str | bytes) -> str:
@@ -60,7 +59,9 @@ def _escaped(path: str | bytes) -> str:
 
 def _is_utf8(name: str) -> bool:
     """False for a local name that is not UTF-8 (`os.scandir` and argv hand those over as surrogate
-    escapes). Callers test `isascii` first: a flag check, so the common case costs nothing."""
+    escapes); `isascii` is a flag check, so the common case costs nothing."""
+    if name.isascii():
+        return True
     try:
         name.encode()
     except UnicodeEncodeError:
@@ -72,7 +73,7 @@ def _utf8_names(directory: str, names: list[str], skip: bool) -> list[str]:
     """The names that are UTF-8; any other is refused naming its path, or left out with `skip`."""
     kept = []
     for name in names:
-        if name.isascii() or _is_utf8(name):
+        if _is_utf8(name):
             kept.append(name)
         elif not skip:
             raise CorruptFileError(_escaped(f"{directory}/{name}"), NOT_UTF8)
@@ -80,7 +81,7 @@ def _utf8_names(directory: str, names: list[str], skip: bool) -> list[str]:
 
 
 def _require_utf8(path: str) -> None:
-    if not (path.isascii() or _is_utf8(path)):
+    if not _is_utf8(path):
         raise CorruptFileError(_escaped(path), NOT_UTF8)
 
 
@@ -124,8 +125,9 @@ class Storage:
     """The files of one table, addressed by paths relative to its base path.
 
     Names that are not UTF-8 are refused wherever a listing meets them (`CorruptFileError` naming
-    the path with backslash escapes) rather than skipped: Hudi only writes UTF-8 names, Java would
-    read such a name as a different one, and a clean that ignored it could never account for it.
+    the path with backslash escapes) rather than skipped: Hudi only writes UTF-8 names and Java reads
+    such a name as a different one (U+FFFD), so what Hudi would make of it cannot be known; the user
+    is shown which file to remove instead of a table that silently is not what Hudi sees.
     """
 
     def __init__(self, base_uri: str, options: Mapping[str, Any] | None = None):
