@@ -140,10 +140,11 @@ class TableConfig:
 
 
 def _check_values(props: Mapping[str, str], where: str) -> None:
-    """Refuse values the typed accessors of `TableConfig` could not read, naming file and key."""
+    """Refuse values the typed accessors of `TableConfig` could not read, naming file and key.
+    Integers as Java's `Integer.parseInt` reads them (Hudi's `getInt`): no surrounding blanks."""
     for key in _INTEGER_KEYS:
         value = props.get(key)
-        if value is not None and not re.fullmatch(r"\s*[+-]?[0-9]+\s*", value):
+        if value is not None and not re.fullmatch(r"[+-]?[0-9]+", value):
             raise CorruptFileError(where, f"{key}={value!r} is not an integer")
     for key, allowed in _ENUM_KEYS.items():
         value = props.get(key)
