@@ -10,6 +10,7 @@ import argparse
 import importlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -39,7 +40,9 @@ def add_table_arguments(parser: argparse.ArgumentParser, config: bool = False, e
     `engine` the choice of engine and Spark master."""
     parser.add_argument("path", help="base path of the Hudi table (local path, file://, s3://, ...)")
     parser.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
-                        help="pyarrow filesystem option, e.g. endpoint_override=127.0.0.1:9000 (repeat)")
+                        help="pyarrow filesystem option, e.g. endpoint_override=127.0.0.1:9000 (repeat); "
+                             "S3 stops retrying an unreachable endpoint after 3 attempts, GCS after 15 s "
+                             "(retry_time_limit=SECONDS)")
     if config:
         parser.add_argument("--props", metavar="FILE", help="properties file of hoodie.* settings")
         parser.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
@@ -128,13 +131,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        # The reader went away (`| head`): as the Python docs advise, send the rest of the output to
+        # devnull so the interpreter's final flush does not fail again, and exit quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except HudiInputError as exc:
         print(f"hudi-assets: error: {exc}", file=sys.stderr)
         return 2
     except HudiAssetsError as exc:
         print(f"hudi-assets: failed: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # last resort: an I/O failure no layer turned into a domain error
+        print(f"hudi-assets: failed: {_describe_os_error(exc)}", file=sys.stderr)
+        return 1
+
+
+def _describe_os_error(exc: OSError) -> str:
+    """One line naming the file: Python's errors carry it in `filename`, pyarrow's in the text."""
+    if exc.filename is not None:
+        return f"{os.fsdecode(exc.filename)}: {exc.strerror or exc}"
+    return " ".join(str(exc).split())
 
 
 if __name__ == "__main__":

@@ -61,6 +61,11 @@ class ArchiveMergeError(HudiAssetsError):
     merge plan removed. The message says what the run did before that."""
 
 
+class StorageError(HudiAssetsError):
+    """A file could not be written (permission, disk full, unreachable store); nothing half-written
+    is left behind."""
+
+
 class TableBusyError(HudiAssetsError):
     """Another run holds the table's maintenance lock: nothing was changed; retry later."""
 

@@ -8,16 +8,19 @@ its URI and options only: a Spark executor that unpickles it opens its own files
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
 
-from hudi_assets.exceptions import HudiAssetsError, PathOutsideTableError
+from hudi_assets.exceptions import CorruptFileError, InvalidConfigError, PathOutsideTableError, StorageError
+from hudi_assets.storage_options import gcs_options, s3_options
 
 _PYARROW_SCHEMES = {"s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss"}
 
@@ -45,6 +48,58 @@ class DeleteResult:
     failed: dict[str, str] = field(default_factory=dict)
 
 
+NOT_UTF8 = "name is not valid UTF-8, which every name Hudi writes is: rename or remove it"
+
+
+def _escaped(path: str | bytes) -> str:
+    """A path for a message, with the bytes that are not UTF-8 shown as backslash escapes."""
+    raw = path if isinstance(path, bytes) else os.fsencode(path)
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def _is_utf8(name: str) -> bool:
+    """False for a local name that is not UTF-8 (`os.scandir` and argv hand those over as surrogate
+    escapes); `isascii` is a flag check, so the common case costs nothing."""
+    if name.isascii():
+        return True
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _utf8_names(directory: str, names: list[str], skip: bool) -> list[str]:
+    """The names that are UTF-8; any other is refused naming its path, or left out with `skip`."""
+    kept = []
+    for name in names:
+        if _is_utf8(name):
+            kept.append(name)
+        elif not skip:
+            raise CorruptFileError(_escaped(f"{directory}/{name}"), NOT_UTF8)
+    return kept
+
+
+def _require_utf8(path: str) -> None:
+    if not _is_utf8(path):
+        raise CorruptFileError(_escaped(path), NOT_UTF8)
+
+
+@contextlib.contextmanager
+def _written_aside(path: str, data: bytes) -> Iterator[str]:
+    """A new hidden file beside `path` holding `data` (umask permissions), removed on exit whatever
+    happened: after a failed write (disk full, permission) no partial file stays in `.hoodie`."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = os.path.join(os.path.dirname(path), f".tmp-{uuid.uuid4().hex}")
+    try:
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+        yield tmp
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
 def _split_base(base_uri: str) -> tuple[str, str]:
     """Return (scheme, root path in the filesystem's own terms) for a base path or URI."""
     parts = urlsplit(base_uri)
@@ -58,14 +113,33 @@ def _split_base(base_uri: str) -> tuple[str, str]:
     return scheme, root
 
 
-class Storage:
-    """The files of one table, addressed by paths relative to its base path."""
+def _under(normal: str, root: str) -> str | None:
+    """`normal` relative to `root` ("" for the root itself), None when it is not inside it."""
+    if normal == root:
+        return ""
+    prefix = root.rstrip("/") + "/"
+    return normal[len(prefix):] if normal.startswith(prefix) else None
 
-    def __init__(self, base_uri: str, options: Mapping[str, str] | None = None):
+
+class Storage:
+    """The files of one table, addressed by paths relative to its base path.
+
+    Names that are not UTF-8 are refused wherever a listing meets them (`CorruptFileError` naming
+    the path with backslash escapes) rather than skipped: Hudi only writes UTF-8 names and Java reads
+    such a name as a different one (U+FFFD), so what Hudi would make of it cannot be known; the user
+    is shown which file to remove instead of a table that silently is not what Hudi sees.
+    """
+
+    def __init__(self, base_uri: str, options: Mapping[str, Any] | None = None):
+        _require_utf8(str(base_uri))
         self.scheme, self.root = _split_base(str(base_uri))
         self.base_uri = self.root if self.scheme == "file" else f"{self.scheme}://{self.root}"
         self.options = dict(options or {})
+        self._fs_options = self._typed_options()
         self._fs: pafs.FileSystem | None = None
+        # A table reached through a symlink: paths recorded through either spelling are its own.
+        self._real_root = os.path.realpath(self.root) if self.is_local else self.root
+        self._resolved_dirs: dict[str, str] = {}
 
     def __getstate__(self) -> dict:
         return {"base_uri": self.base_uri, "options": self.options}
@@ -86,23 +160,47 @@ class Storage:
             self._fs = self._open_filesystem()
         return self._fs
 
+    def _typed_options(self) -> dict[str, Any]:
+        """The options as the filesystem takes them, checked before any I/O (bad ones: exit 2)."""
+        if self.scheme == "s3":
+            return s3_options(self.options)
+        if self.scheme in ("gs", "gcs"):
+            return gcs_options(self.options)
+        if self.options and (self.scheme == "file" or self.scheme in _PYARROW_SCHEMES):
+            raise InvalidConfigError(f"{self.base_uri}: storage options {', '.join(sorted(self.options))} "
+                                     f"do not apply to {self.scheme} paths")
+        return self.options
+
     def _open_filesystem(self) -> pafs.FileSystem:
         if self.scheme == "file":
             return pafs.LocalFileSystem()
         if self.scheme == "s3":
-            return pafs.S3FileSystem(**self.options)
+            return pafs.S3FileSystem(**self._fs_options)
         if self.scheme in ("gs", "gcs"):
-            return pafs.GcsFileSystem(**self.options)
+            return pafs.GcsFileSystem(**self._fs_options)
         if self.scheme in _PYARROW_SCHEMES:
             fs, _ = pafs.FileSystem.from_uri(self.base_uri)
             return fs
+        return pafs.PyFileSystem(pafs.FSSpecHandler(self._fsspec_filesystem()))
+
+    def _fsspec_filesystem(self) -> Any:
+        """Any other scheme through fsspec; an unknown scheme, a missing driver or options the driver
+        does not take are bad input."""
         try:
             import fsspec
+
+            driver = fsspec.get_filesystem_class(self.scheme)
         except ImportError as exc:
-            raise HudiAssetsError(
-                f"{self.base_uri}: scheme {self.scheme!r} needs fsspec and its {self.scheme} driver"
-            ) from exc
-        return pafs.PyFileSystem(pafs.FSSpecHandler(fsspec.filesystem(self.scheme, **self.options)))
+            raise InvalidConfigError(f"{self.base_uri}: scheme {self.scheme!r} needs fsspec and its "
+                                     f"{self.scheme} driver ({exc})") from None
+        except ValueError:
+            raise InvalidConfigError(f"{self.base_uri}: unknown scheme {self.scheme!r} (local paths, "
+                                     "file, s3, gs, hdfs, abfs, or an installed fsspec driver)") from None
+        try:
+            return driver(**self.options)
+        except TypeError as exc:
+            raise InvalidConfigError(f"{self.base_uri}: storage options {', '.join(sorted(self.options))} "
+                                     f"refused by the {self.scheme} driver: {exc}") from None
 
     # ----------------------------------------------------------------- paths
     def relativize(self, path: str) -> str:
@@ -129,12 +227,22 @@ class Storage:
         return "" if normal == "." else normal
 
     def _relative_to_root(self, inner: str, raw: str) -> str:
+        """Inside the base path as given or, locally, as resolved; a local path under neither (a
+        plan recorded through a symlink to the table) is judged by its resolved directory, resolved
+        once per directory, so the per-file cost stays a string comparison."""
         normal = posixpath.normpath(inner)
-        root = self.root if self.scheme != "file" else posixpath.normpath(self.root)
-        if normal == root:
-            return ""
-        if normal.startswith(root.rstrip("/") + "/"):
-            return normal[len(root.rstrip("/")) + 1 :]
+        for root in (self.root, self._real_root):
+            rel = _under(normal, root)
+            if rel is not None:
+                return rel
+        if self.is_local:
+            directory, _, name = normal.rpartition("/")
+            resolved = self._resolved_dirs.get(directory)
+            if resolved is None:
+                resolved = self._resolved_dirs[directory] = os.path.realpath(directory or "/")
+            rel = _under(posixpath.join(resolved, name), self._real_root)
+            if rel is not None:
+                return rel
         raise PathOutsideTableError(f"{raw}: resolves outside the table base path {self.base_uri}")
 
     def _abs(self, rel: str) -> str:
@@ -154,17 +262,21 @@ class Storage:
         infos = self.fs.get_file_info(pafs.FileSelector(root, allow_not_found=True, recursive=recursive))
         cut = len(self.root) + 1
         directory = pafs.FileType.Directory
-        return [
-            FileStatus(info.path[cut:], info.size or 0, (info.mtime_ns or 0) // 1_000_000,
-                       info.type == directory)
-            for info in infos
-        ]
+        try:
+            return [
+                FileStatus(info.path[cut:], info.size or 0, (info.mtime_ns or 0) // 1_000_000,
+                           info.type == directory)
+                for info in infos
+            ]
+        except UnicodeDecodeError as exc:  # pyarrow decodes a local name only when asked for it
+            raise CorruptFileError(_escaped(exc.object), NOT_UTF8) from None
 
-    def list_names(self, rel: str = "") -> tuple[list[str], list[str]]:
+    def list_names(self, rel: str = "", skip_undecodable: bool = False) -> tuple[list[str], list[str]]:
         """(file names, subdirectory names) of a directory: the cheapest listing, no sizes.
 
         Locally this is one `os.scandir` without a stat per file, the floor of any listing; building
-        the file-system view of a large table needs nothing more.
+        the file-system view of a large table needs nothing more. A name that is not UTF-8 is
+        refused, or left out with `skip_undecodable` (for walks over folders that are not a table's).
         """
         root = self._abs(rel)
         if not self.is_local:
@@ -178,7 +290,9 @@ class Storage:
                     (dirs if entry.is_dir(follow_symlinks=False) else files).append(entry.name)
         except (FileNotFoundError, NotADirectoryError):
             pass
-        return files, dirs
+        if "".join(files).isascii() and "".join(dirs).isascii():  # one C pass, not one call per name
+            return files, dirs
+        return _utf8_names(root, files, skip_undecodable), _utf8_names(root, dirs, skip_undecodable)
 
     def status(self, rel: str) -> FileStatus | None:
         info = self.fs.get_file_info(self._abs(rel))
@@ -198,29 +312,22 @@ class Storage:
         with self.fs.open_input_stream(path) as stream:
             return stream.readall()
 
-    @staticmethod
-    def _write_aside(path: str, data: bytes) -> str:
-        """Write `data` to a new hidden file beside `path` (umask permissions); returns its path."""
-        directory = os.path.dirname(path)
-        os.makedirs(directory, exist_ok=True)
-        tmp = os.path.join(directory, f".tmp-{uuid.uuid4().hex}")
-        with open(tmp, "xb") as fh:
-            fh.write(data)
-        return tmp
+    def _write_failed(self, rel: str, exc: OSError) -> StorageError:
+        reason = exc.strerror or str(exc)
+        return StorageError(f"{self.uri(rel)}: could not be written ({reason}); no partial file was left")
 
     def write(self, rel: str, data: bytes) -> None:
         """Replace a file's content; readers see the old or the new content, never a mix."""
         path = self._abs(rel)
-        if self.is_local:
-            tmp = self._write_aside(path, data)
-            try:
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-            return
-        with self.fs.open_output_stream(path) as stream:
-            stream.write(data)
+        try:
+            if self.is_local:
+                with _written_aside(path, data) as tmp:
+                    os.replace(tmp, path)
+                return
+            with self.fs.open_output_stream(path) as stream:
+                stream.write(data)
+        except OSError as exc:
+            raise self._write_failed(rel, exc) from exc
 
     def create_if_absent(self, rel: str, data: bytes) -> bool:
         """Write a new file whole, only if no file is there (instant files are write-once).
@@ -230,20 +337,21 @@ class Storage:
         but their check-then-put leaves a window that Hudi itself leaves too.
         """
         path = self._abs(rel)
-        if self.is_local:
-            tmp = self._write_aside(path, data)
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
+        try:
+            if self.is_local:
+                with _written_aside(path, data) as tmp:
+                    try:
+                        os.link(tmp, path)
+                    except FileExistsError:
+                        return False
+                return True
+            if self.exists(rel):
                 return False
-            finally:
-                os.unlink(tmp)
+            with self.fs.open_output_stream(path) as stream:
+                stream.write(data)
             return True
-        if self.exists(rel):
-            return False
-        with self.fs.open_output_stream(path) as stream:
-            stream.write(data)
-        return True
+        except OSError as exc:
+            raise self._write_failed(rel, exc) from exc
 
     def mkdirs(self, rel: str) -> None:
         self.fs.create_dir(self._abs(rel), recursive=True)

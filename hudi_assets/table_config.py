@@ -7,6 +7,7 @@ the backup while the main file is missing or fails its checksum.
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +23,15 @@ SUPPORTED_TABLE_VERSIONS = (5, 6)
 
 COPY_ON_WRITE = "COPY_ON_WRITE"
 MERGE_ON_READ = "MERGE_ON_READ"
+
+_INTEGER_KEYS = ("hoodie.table.version", "hoodie.timeline.layout.version")
+# Keys Hudi reads with an enum's `valueOf`: any other value fails there, and guessing (a MOR table
+# read as copy-on-write) would clean the wrong files.
+_ENUM_KEYS = {
+    "hoodie.table.type": (COPY_ON_WRITE, MERGE_ON_READ),
+    "hoodie.table.base.file.format": ("PARQUET", "HFILE", "ORC"),
+    "hoodie.table.timeline.timezone": ("LOCAL", "UTC"),
+}
 
 
 def table_checksum(database: str, table: str) -> int:
@@ -129,6 +139,19 @@ class TableConfig:
             )
 
 
+def _check_values(props: Mapping[str, str], where: str) -> None:
+    """Refuse values the typed accessors of `TableConfig` could not read, naming file and key.
+    Integers as Java's `Integer.parseInt` reads them (Hudi's `getInt`): no surrounding blanks."""
+    for key in _INTEGER_KEYS:
+        value = props.get(key)
+        if value is not None and not re.fullmatch(r"[+-]?[0-9]+", value):
+            raise CorruptFileError(where, f"{key}={value!r} is not an integer")
+    for key, allowed in _ENUM_KEYS.items():
+        value = props.get(key)
+        if value is not None and value.upper() not in allowed:
+            raise CorruptFileError(where, f"{key}={value!r} is not one of {', '.join(allowed)}")
+
+
 def _read_props(storage: Storage, rel: str) -> dict[str, str] | None:
     if not storage.exists(rel):
         return None
@@ -143,17 +166,19 @@ def load_table_config(storage: Storage) -> TableConfig:
     """Read `hoodie.properties`, falling back to the backup as Hudi does after a torn rewrite."""
     if not storage.exists(""):
         raise TableNotFoundError(f"{storage.base_uri}: base path does not exist")
+    source = PROPERTIES_FILE
     props = _read_props(storage, PROPERTIES_FILE)
     if props is None or not _has_valid_checksum(props):
         backup = _read_props(storage, BACKUP_FILE)
         if backup is not None and _has_valid_checksum(backup):
-            props = backup
+            source, props = BACKUP_FILE, backup
     if props is None:
         raise TableNotFoundError(
             f"{storage.uri(PROPERTIES_FILE)}: missing; {storage.base_uri} is not a Hudi table"
         )
     if "hoodie.table.name" not in props:
-        raise CorruptFileError(storage.uri(PROPERTIES_FILE), "has no hoodie.table.name")
+        raise CorruptFileError(storage.uri(source), "has no hoodie.table.name")
+    _check_values(props, storage.uri(source))
     return TableConfig(props)
 
 

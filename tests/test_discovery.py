@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from s3_server import moto_s3
 
 from hudi_assets.demo import generate_table
@@ -22,6 +24,12 @@ def test_finds_tables_without_descending_into_them(tmp_path):
     assert discover_tables(str(tmp_path), max_depth=4)[-1] == f"{tmp_path}/db/deep/er/c"
     assert discover_tables(f"{tmp_path}/a") == [f"{tmp_path}/a"]
     assert discover_tables(str(tmp_path / "absent")) == []
+
+
+def test_passes_over_folders_whose_names_are_not_utf8(tmp_path):
+    _make(str(tmp_path), "db/a")
+    os.makedirs(os.fsencode(tmp_path) + b"/db/stray\xff/x")
+    assert discover_tables(str(tmp_path)) == [f"{tmp_path}/db/a"]
 
 
 def test_finds_tables_on_s3():
