@@ -1,4 +1,5 @@
-"""Merging small archive files and recovering a half-done merge (table-services.md 6.2-6.3).
+"""Merging small archive files and recovering a half-done merge (HoodieTimelineArchiver.mergeArchiveFiles,
+verifyLastMergeArchiveFilesIfNecessary).
 
 Only on storage that cannot append (local, object stores), and only with hoodie.archive.merge.enable.
 The plan file `mergeArchivePlan` is written first, so a crash at any later step is recovered at the

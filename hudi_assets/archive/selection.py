@@ -1,7 +1,8 @@
 """Which instants the archiver moves out of `.hoodie/` (HoodieTimelineArchiver.getInstantsToArchive, 0.15).
 
 Selecting decides and writes nothing. Every fence is reported with the instant it stands at and the
-reason, so `--dry-run` can say why an instant stays active (table-services.md sections 5.2-5.5).
+reason, so `--dry-run` can say why an instant stays active (savepoints, the oldest pending write,
+the compaction and clustering fences, the metadata table).
 """
 
 from __future__ import annotations

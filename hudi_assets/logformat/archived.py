@@ -1,7 +1,7 @@
 """Archived timeline files (layout version 1): `<archive folder>/.commits_.archive.<N>_<writeToken>`.
 
 Each is a log file of AVRO_DATA blocks whose header holds only SCHEMA (the `HoodieArchivedMetaEntry`
-schema) and whose records are archived instants (hudi-format.md section 6.1). Storage-independent:
+schema) and whose records are archived instants (Hudi's HoodieArchivedTimeline). Storage-independent:
 callers hand in (name, bytes) pairs and write the bytes returned.
 """
 
