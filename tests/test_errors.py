@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from hudi_assets.clean import schedule_clean
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.executor import schedule_clean
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo import write_demo_tables
@@ -132,9 +132,10 @@ def _file_size_limit(limit: int):
     (["archive", *ARCHIVE_SMALL], ".hoodie/archived/.commits_.archive.1_1-0-1"),
 ])
 def test_failed_write_exits_1_and_leaves_no_partial_file(demo, command, written):
+    """1 KiB fits the lock file (written first), not the plan or the archive file."""
     base = demo()
     before = snapshot(base)
-    done = run_cli(command[0], str(base), *command[1:], preexec_fn=_file_size_limit(100))
+    done = run_cli(command[0], str(base), *command[1:], preexec_fn=_file_size_limit(1024))
     assert done.returncode == 1, done.stderr
     line = error_line(done.stderr, "hudi-assets: failed:")
     assert written in line and "could not be written (File too large)" in line
