@@ -165,6 +165,7 @@ def validate(config: WriteConfig) -> None:
     """
     policy = config.get(CLEANER_POLICY)
     commits_retained = config.get(CLEANER_COMMITS_RETAINED)
+    # Read for their bounds only: a bad value is refused whichever policy uses it.
     config.get(CLEANER_HOURS_RETAINED)
     config.get(CLEANER_FILE_VERSIONS_RETAINED)
     config.get(CLEAN_TRIGGER_STRATEGY)
