@@ -1,22 +1,105 @@
 """Write config: the `hoodie.*` settings maintenance reads, from every source, with Hudi's precedence.
 
 Sources, lowest precedence first: the table's `hoodie.properties`, a properties file (`--props`), and
-`key=value` overrides (`--hoodie-conf`), as in Hudi's utilities. Typed getters accept Hudi's
-alternative key names (1.x renames such as `hoodie.clean.commits.retained`) and raise one clear
-`InvalidConfigError` naming the key, the bad value and where it came from.
+`key=value` overrides (`--hoodie-conf`), as in Hudi's utilities. Each setting is a `ConfigOption`
+(Hudi's `ConfigProperty`: key, 1.x alternative names, default or inference, doc) declared once in
+`hudi_assets.config_options`; `WriteConfig.get(option)` applies the alternatives, parses and checks the
+value, and raises one clear `InvalidConfigError` naming the key, the bad value and where it came from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import re
+import textwrap
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.properties import parse_properties
 
 TABLE_SOURCE = "hoodie.properties"
 OVERRIDE_SOURCE = "--hoodie-conf"
+
+T = TypeVar("T")
+_INTEGER = re.compile(r"[+-]?\d+")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigOption(Generic[T]):
+    """One setting: its key, the alternative names also accepted, the default, an optional inference
+    from other settings (used when the key is unset, before the default), and a one-line doc."""
+
+    key: str
+    default: T
+    doc: str
+    alternatives: tuple[str, ...] = ()
+    infer: Callable[[WriteConfig], T | None] | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.key, *self.alternatives)
+
+    def parse(self, text: str) -> T:
+        """The typed value of `text`; `ValueError` saying what was expected when it is not one."""
+        raise NotImplementedError
+
+    def kind(self) -> str:
+        """The values accepted, in words."""
+        raise NotImplementedError
+
+    def help(self) -> str:
+        """`key=default (or alternatives)`, then what is accepted and the doc, for help texts."""
+        also = f"  (or {', '.join(self.alternatives)})" if self.alternatives else ""
+        text = textwrap.fill(f"{self.doc} ({self.kind()})", width=100, initial_indent=" " * 6,
+                             subsequent_indent=" " * 6)
+        return f"  {self.key}={_as_text(self.default)}{also}\n{text}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntOption(ConfigOption[int]):
+    minimum: int | None = None
+
+    def kind(self) -> str:
+        return "an integer" if self.minimum is None else f"an integer >= {self.minimum}"
+
+    def parse(self, text: str) -> int:
+        if not _INTEGER.fullmatch(text.strip()):
+            raise ValueError(self.kind())
+        number = int(text)
+        if self.minimum is not None and number < self.minimum:
+            raise ValueError(self.kind())
+        return number
+
+
+@dataclass(frozen=True, kw_only=True)
+class BoolOption(ConfigOption[bool]):
+    def kind(self) -> str:
+        return "true or false"
+
+    def parse(self, text: str) -> bool:
+        # Stricter than Java's Boolean.parseBoolean, which reads any typo as false.
+        lowered = text.strip().lower()
+        if lowered not in ("true", "false"):
+            raise ValueError(self.kind())
+        return lowered == "true"
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnumOption(ConfigOption[str]):
+    """An enum name, matched case-insensitively as Hudi's config enums are."""
+
+    choices: tuple[str, ...]
+
+    def kind(self) -> str:
+        return f"one of {', '.join(self.choices)}"
+
+    def parse(self, text: str) -> str:
+        upper = text.strip().upper()
+        if upper not in self.choices:
+            raise ValueError(self.kind())
+        return upper
 
 
 def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:
@@ -61,56 +144,42 @@ class WriteConfig:
             self.props[key] = value
             self.sources[key] = source
 
-    def find(self, key: str, alternatives: Sequence[str] = ()) -> tuple[str, str] | None:
-        """(key actually set, its value) for `key` or the first alternative set, else None."""
-        for name in (key, *alternatives):
-            if name in self.props:
-                return name, self.props[name]
-        return None
+    def _find(self, option: ConfigOption) -> tuple[str, str] | None:
+        """(name actually set, its text) for the option's key or its first alternative set."""
+        return next(((name, self.props[name]) for name in option.names if name in self.props), None)
 
-    def is_set(self, key: str, alternatives: Sequence[str] = ()) -> bool:
-        return self.find(key, alternatives) is not None
+    def is_set(self, option: ConfigOption) -> bool:
+        return self._find(option) is not None
 
-    def _invalid(self, name: str, value: str, expected: str) -> InvalidConfigError:
-        source = self.sources.get(name, "default")
-        return InvalidConfigError(f"{name}={value!r} (from {source}): expected {expected}")
-
-    def get_str(self, key: str, default: str, alternatives: Sequence[str] = ()) -> str:
-        found = self.find(key, alternatives)
-        return default if found is None else found[1]
-
-    def get_int(self, key: str, default: int, alternatives: Sequence[str] = (),
-                minimum: int | None = None) -> int:
-        found = self.find(key, alternatives)
+    def get(self, option: ConfigOption[T]) -> T:
+        """The option's typed value: as set (parsed and checked), else inferred, else its default."""
+        found = self._find(option)
         if found is None:
-            return default
-        name, value = found
+            return self._unset(option)[0]
+        name, text = found
         try:
-            number = int(value.strip())
-        except ValueError:
-            raise self._invalid(name, value, "an integer") from None
-        if minimum is not None and number < minimum:
-            raise self._invalid(name, value, f"an integer >= {minimum}")
-        return number
+            return option.parse(text)
+        except ValueError as exc:
+            raise InvalidConfigError(f"{name}={text!r} (from {self.sources[name]}): expected {exc}") from None
 
-    def get_bool(self, key: str, default: bool, alternatives: Sequence[str] = ()) -> bool:
-        found = self.find(key, alternatives)
-        if found is None:
-            return default
-        name, value = found
-        lowered = value.strip().lower()
-        if lowered not in ("true", "false"):
-            raise self._invalid(name, value, "true or false")
-        return lowered == "true"
+    def text(self, option: ConfigOption) -> str:
+        """The option's value as written, unparsed (inferred or default when unset)."""
+        found = self._find(option)
+        return found[1] if found is not None else _as_text(self._unset(option)[0])
 
-    def get_enum(self, key: str, default: str, choices: Sequence[str],
-                 alternatives: Sequence[str] = ()) -> str:
-        """An enum name, matched case-insensitively as Hudi's config enums are."""
-        found = self.find(key, alternatives)
-        if found is None:
-            return default
-        name, value = found
-        upper = value.strip().upper()
-        if upper not in choices:
-            raise self._invalid(name, value, f"one of {', '.join(choices)}")
-        return upper
+    def describe(self, option: ConfigOption) -> str:
+        """`name=value (from source)` for messages: the name as set, else the key, `inferred` or `default`."""
+        found = self._find(option)
+        if found is not None:
+            return f"{found[0]}={found[1]} (from {self.sources[found[0]]})"
+        value, source = self._unset(option)
+        return f"{option.key}={_as_text(value)} ({source})"
+
+    def _unset(self, option: ConfigOption[T]) -> tuple[T, str]:
+        inferred = option.infer(self) if option.infer else None
+        return (option.default, "default") if inferred is None else (inferred, "inferred")
+
+
+def _as_text(value: object) -> str:
+    """A value as a properties file spells it (Java's `true`/`false`)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)

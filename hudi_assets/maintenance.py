@@ -50,17 +50,17 @@ def maintenance_status(table: HoodieTable, config: WriteConfig) -> MaintenanceSt
     """When does a table need maintenance? The cleaning trigger is Hudi's `needsCleaning`
     (NUM_COMMITS); archival is due when completed commits exceed `hoodie.keep.max.commits`."""
     from hudi_assets.archive.config import ArchiveConfig
-    from hudi_assets.clean.config import CleanConfig
     from hudi_assets.clean.trigger import commits_since_last_clean
 
+    settings = ArchiveConfig.from_write_config(config)  # validated before the timeline is read
     active = table.active_timeline
     last = active.last()
     return MaintenanceStatus(
         latest_instant=last.timestamp if last else "",
         commits_since_last_clean=commits_since_last_clean(table),
-        clean_max_commits=CleanConfig.from_write_config(config).max_commits,
+        clean_max_commits=settings.cleaner.max_commits,
         completed_commits=len(active.completed_commits_timeline(table.is_mor)),
-        keep_max_commits=ArchiveConfig.from_write_config(config).max_commits,
+        keep_max_commits=settings.max_commits,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from hudi_assets import config_options as opt
 from hudi_assets.config import WriteConfig, parse_overrides
 from hudi_assets.exceptions import InvalidConfigError
 
@@ -13,36 +14,48 @@ def test_precedence_table_then_props_file_then_overrides(tmp_path):
     props.write_text("# ours\nhoodie.cleaner.commits.retained=5\nhoodie.keep.min.commits = 7\n")
     config = WriteConfig.load({"hoodie.cleaner.commits.retained": "2", "hoodie.keep.max.commits": "9"},
                               str(props), ["hoodie.keep.min.commits=8"])
-    assert config.get_int("hoodie.cleaner.commits.retained", 10) == 5
-    assert config.get_int("hoodie.keep.min.commits", 20) == 8
-    assert config.get_int("hoodie.keep.max.commits", 30) == 9
-    assert config.get_int("hoodie.commits.archival.batch", 10) == 10
-    assert config.sources["hoodie.keep.min.commits"] == "--hoodie-conf"
+    assert config.get(opt.CLEANER_COMMITS_RETAINED) == 5
+    assert config.get(opt.KEEP_MIN_COMMITS) == 8
+    assert config.get(opt.KEEP_MAX_COMMITS) == 9
+    assert config.get(opt.COMMITS_ARCHIVAL_BATCH) == 10
+    assert config.describe(opt.KEEP_MIN_COMMITS) == "hoodie.keep.min.commits=8 (from --hoodie-conf)"
+    assert config.describe(opt.CLEANER_COMMITS_RETAINED) == (
+        f"hoodie.cleaner.commits.retained=5 (from --props {props})")
+    assert config.describe(opt.COMMITS_ARCHIVAL_BATCH) == "hoodie.commits.archival.batch=10 (default)"
 
 
 def test_alternative_keys_and_typed_values():
     config = WriteConfig.load(overrides=["hoodie.clean.commits.retained=3",
                                          "hoodie.clean.policy=keep_latest_commits",
                                          "hoodie.archive.merge.enable=TRUE"])
-    assert config.get_int("hoodie.cleaner.commits.retained", 10, ["hoodie.clean.commits.retained"]) == 3
-    assert config.get_enum("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", ["KEEP_LATEST_COMMITS"],
-                           ["hoodie.clean.policy"]) == "KEEP_LATEST_COMMITS"
-    assert config.get_bool("hoodie.archive.merge.enable", False) is True
+    assert config.get(opt.CLEANER_COMMITS_RETAINED) == 3
+    assert config.get(opt.CLEANER_POLICY) == "KEEP_LATEST_COMMITS"
+    assert config.get(opt.ARCHIVE_MERGE_ENABLE) is True
+    assert config.text(opt.CLEANER_POLICY) == "keep_latest_commits"  # raw, as written
+    assert config.describe(opt.CLEANER_COMMITS_RETAINED) == (
+        "hoodie.clean.commits.retained=3 (from --hoodie-conf)")
 
 
-@pytest.mark.parametrize(("pairs", "call", "message"), [
-    (["hoodie.keep.min.commits=ten"], lambda c: c.get_int("hoodie.keep.min.commits", 20),
-     r"hoodie\.keep\.min\.commits='ten' \(from --hoodie-conf\): expected an integer"),
-    (["hoodie.keep.min.commits=-1"], lambda c: c.get_int("hoodie.keep.min.commits", 20, minimum=1),
-     "expected an integer >= 1"),
-    (["hoodie.archive.merge.enable=yes"], lambda c: c.get_bool("hoodie.archive.merge.enable", False),
-     "expected true or false"),
-    (["hoodie.cleaner.policy=KEEP_SOME"], lambda c: c.get_enum("hoodie.cleaner.policy", "A", ["A", "B"]),
-     "expected one of A, B"),
+def test_unset_values_are_inferred_before_the_default():
+    config = WriteConfig.load(overrides=["hoodie.cleaner.hours.retained=5"])
+    assert config.get(opt.CLEANER_POLICY) == "KEEP_LATEST_BY_HOURS"
+    assert config.describe(opt.CLEANER_POLICY) == "hoodie.cleaner.policy=KEEP_LATEST_BY_HOURS (inferred)"
+    assert config.text(opt.FAIL_ON_TIMELINE_ARCHIVING) == "true"
+
+
+@pytest.mark.parametrize(("pairs", "option", "message"), [
+    (["hoodie.keep.min.commits=ten"], opt.KEEP_MIN_COMMITS,
+     r"hoodie\.keep\.min\.commits='ten' \(from --hoodie-conf\): expected an integer >= 1"),
+    (["hoodie.archive.min.commits=0"], opt.KEEP_MIN_COMMITS,
+     r"hoodie\.archive\.min\.commits='0' \(from --hoodie-conf\): expected an integer >= 1"),
+    (["hoodie.clean.max.commits=1_0"], opt.CLEAN_MAX_COMMITS, "expected an integer$"),
+    (["hoodie.archive.merge.enable=yes"], opt.ARCHIVE_MERGE_ENABLE, "expected true or false"),
+    (["hoodie.cleaner.policy=KEEP_SOME"], opt.CLEANER_POLICY,
+     "expected one of KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS"),
 ])
-def test_bad_values_name_key_value_and_source(pairs, call, message):
+def test_bad_values_name_key_value_and_source(pairs, option, message):
     with pytest.raises(InvalidConfigError, match=message):
-        call(WriteConfig.load(overrides=pairs))
+        WriteConfig.load(overrides=pairs).get(option)
 
 
 def test_bad_overrides_and_missing_props_file(tmp_path):

@@ -8,6 +8,7 @@ import logging
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
 from hudi_assets.archive.config import ArchiveConfig
 from hudi_assets.archive.selection import ArchiveSelection
+from hudi_assets.config_options import ARCHIVE_OPTIONS, settings_epilog
 
 log = logging.getLogger("hudi_assets.archive")
 
@@ -16,7 +17,8 @@ def add_parser(subparsers) -> None:
     from hudi_assets.cli import add_table_arguments
 
     parser = subparsers.add_parser(
-        "archive", help="archive old instants of the active timeline (Hudi 0.15 rules)")
+        "archive", help="archive old instants of the active timeline (Hudi 0.15 rules)",
+        epilog=settings_epilog(ARCHIVE_OPTIONS), formatter_class=argparse.RawDescriptionHelpFormatter)
     add_table_arguments(parser, config=True)
     parser.add_argument("--dry-run", action="store_true",
                         help="list what would be archived and why each fence stands where it does")

@@ -8,53 +8,51 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from hudi_assets import config_options as opt
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.clean.planner import earliest_commit_to_retain
 from hudi_assets.config import WriteConfig
 from hudi_assets.timeline.instant_time import parse_instant_time
 from hudi_assets.timeline.timeline import Timeline
 
-COMPACTION_TRIGGERS = ("NUM_COMMITS", "NUM_COMMITS_AFTER_LAST_REQUEST", "TIME_ELAPSED", "NUM_AND_TIME",
-                       "NUM_OR_TIME")
-
-MIN_COMMITS = "hoodie.keep.min.commits"
-MAX_COMMITS = "hoodie.keep.max.commits"
-
-
 
 @dataclass(frozen=True)
 class ArchiveConfig:
-    """Every setting the archiver reads, with Apache Hudi 0.15's defaults."""
+    """Every setting the archiver reads, with Apache Hudi 0.15's defaults.
 
-    min_commits: int = 20
-    max_commits: int = 30
-    archival_batch: int = 10
-    archive_beyond_savepoint: bool = False
-    merge_enable: bool = False
-    merge_small_file_limit_bytes: int = 20 * 1024 * 1024
-    merge_files_batch_size: int = 10
-    max_delta_commits: int = 5
-    compaction_trigger: str = "NUM_COMMITS"
-    fail_on_timeline_archiving: bool = True
-    cleaner: CleanConfig = field(default_factory=CleanConfig)
+    Build it with `from_write_config`: it validates the settings and reads `cleaner` from the same
+    `WriteConfig`, so the cleaner-derived keep.min/max (`keep_range`) sees the cleaner that runs.
+    `cleaner` has no default on purpose: a default one would silently raise keep.min to its needs.
+    """
+
+    min_commits: int = opt.KEEP_MIN_COMMITS.default
+    max_commits: int = opt.KEEP_MAX_COMMITS.default
+    archival_batch: int = opt.COMMITS_ARCHIVAL_BATCH.default
+    archive_beyond_savepoint: bool = opt.ARCHIVE_BEYOND_SAVEPOINT.default
+    merge_enable: bool = opt.ARCHIVE_MERGE_ENABLE.default
+    merge_small_file_limit_bytes: int = opt.ARCHIVE_MERGE_SMALL_FILE_LIMIT_BYTES.default
+    merge_files_batch_size: int = opt.ARCHIVE_MERGE_FILES_BATCH_SIZE.default
+    max_delta_commits: int = opt.INLINE_COMPACT_NUM_DELTA_COMMITS.default
+    compaction_trigger: str = opt.INLINE_COMPACT_TRIGGER_STRATEGY.default
+    fail_on_timeline_archiving: bool = opt.FAIL_ON_TIMELINE_ARCHIVING.default
+    cleaner: CleanConfig = field(kw_only=True)
 
     @classmethod
     def from_write_config(cls, config: WriteConfig) -> ArchiveConfig:
-        """Read and validate the settings, with the cleaner's (which validate the keep.* pair too)."""
+        """Validate and read the settings, the cleaner's from the same config."""
+        cleaner = CleanConfig.from_write_config(config)
         return cls(
-            min_commits=config.get_int(MIN_COMMITS, 20),
-            max_commits=config.get_int(MAX_COMMITS, 30),
-            archival_batch=config.get_int("hoodie.commits.archival.batch", 10, minimum=1),
-            archive_beyond_savepoint=config.get_bool("hoodie.archive.beyond.savepoint", False),
-            merge_enable=config.get_bool("hoodie.archive.merge.enable", False),
-            merge_small_file_limit_bytes=config.get_int("hoodie.archive.merge.small.file.limit.bytes",
-                                                        20 * 1024 * 1024, minimum=0),
-            merge_files_batch_size=config.get_int("hoodie.archive.merge.files.batch.size", 10, minimum=1),
-            max_delta_commits=config.get_int("hoodie.compact.inline.max.delta.commits", 5),
-            compaction_trigger=config.get_enum("hoodie.compact.inline.trigger.strategy", "NUM_COMMITS",
-                                               COMPACTION_TRIGGERS),
-            fail_on_timeline_archiving=config.get_bool("hoodie.fail.on.timeline.archiving", True),
-            cleaner=CleanConfig.from_write_config(config),
+            min_commits=config.get(opt.KEEP_MIN_COMMITS),
+            max_commits=config.get(opt.KEEP_MAX_COMMITS),
+            archival_batch=config.get(opt.COMMITS_ARCHIVAL_BATCH),
+            archive_beyond_savepoint=config.get(opt.ARCHIVE_BEYOND_SAVEPOINT),
+            merge_enable=config.get(opt.ARCHIVE_MERGE_ENABLE),
+            merge_small_file_limit_bytes=config.get(opt.ARCHIVE_MERGE_SMALL_FILE_LIMIT_BYTES),
+            merge_files_batch_size=config.get(opt.ARCHIVE_MERGE_FILES_BATCH_SIZE),
+            max_delta_commits=config.get(opt.INLINE_COMPACT_NUM_DELTA_COMMITS),
+            compaction_trigger=config.get(opt.INLINE_COMPACT_TRIGGER_STRATEGY),
+            fail_on_timeline_archiving=config.get(opt.FAIL_ON_TIMELINE_ARCHIVING),
+            cleaner=cleaner,
         )
 
 
@@ -95,7 +93,7 @@ def keep_range(config: ArchiveConfig, commits_timeline: Timeline, table_commits:
     need = sum(1 for i in table_commits if i.timestamp > ectr.timestamp) + 2
     if cfg_min < need:
         return KeepRange(need, need + cfg_max - cfg_min, cfg_min, cfg_max, ectr.timestamp,
-                         f"{MIN_COMMITS}={cfg_min} is more aggressive than the cleaner "
+                         f"{opt.KEEP_MIN_COMMITS.key}={cfg_min} is more aggressive than the cleaner "
                          f"({config.cleaner.policy}, "
                          f"earliest commit to retain {ectr.timestamp}): adjusted to min={need}, "
                          f"max={need + cfg_max - cfg_min}")

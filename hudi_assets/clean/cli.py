@@ -6,12 +6,14 @@ import argparse
 import sys
 
 from hudi_assets.cli import add_table_arguments, load_write_config, open_engine, open_table
+from hudi_assets.config_options import CLEAN_OPTIONS, settings_epilog
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "clean", help="clean old file versions as Hudi 0.15's cleaner does",
-        description="Finish pending cleans, plan a new clean with Hudi's policy settings and run it.")
+        description="Finish pending cleans, plan a new clean with Hudi's policy settings and run it.",
+        epilog=settings_epilog(CLEAN_OPTIONS), formatter_class=argparse.RawDescriptionHelpFormatter)
     add_table_arguments(parser, config=True, engine=True)
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan (files, bytes, ECTR, policy) and write nothing")

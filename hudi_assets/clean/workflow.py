@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from hudi_assets.clean.config import CleanConfig
+from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.executor import CleanActionExecutor, CleanHooks, ExecutedClean, Progress
 from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
 from hudi_assets.clean.planner import CleanPlanner
@@ -134,7 +134,8 @@ def plan_clean(table: HoodieTable, config: CleanConfig, engine: Engine | None = 
     """The plan Hudi 0.15 would request now, plus the files earlier cleans failed to delete."""
     planner = CleanPlanner(table, config, engine, now)
     plan = planner.plan()
-    if plan.earliest_instant_to_retain is not None or not config.by_commits:
+    by_versions = config.policy == CleaningPolicy.KEEP_LATEST_FILE_VERSIONS
+    if plan.earliest_instant_to_retain is not None or by_versions:
         for partition, rels in failed_deletes_to_retry(table).items():
             files = plan.file_paths_to_delete.setdefault(partition, [])
             known = {f.file_path for f in files}

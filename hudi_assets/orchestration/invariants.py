@@ -2,7 +2,8 @@
 
 Hudi only warns when `hoodie.cleaner.commits.retained >= hoodie.keep.min.commits` (and then
 silently raises the archiver's minimum); we stop the run instead: archiving instants the cleaner
-still needs is how tables end up with files no instant accounts for.
+still needs is how tables end up with files no instant accounts for. Keys, alternatives, defaults,
+bounds and the rules themselves come from `hudi_assets.config_options`.
 """
 
 from __future__ import annotations
@@ -10,75 +11,50 @@ from __future__ import annotations
 import pandas as pd
 import pandera.pandas as pa
 
-from hudi_assets.archive.config import ArchiveConfig
-from hudi_assets.clean.config import (
-    ALTERNATIVES,
-    COMMITS_RETAINED,
-    FILE_VERSIONS_RETAINED,
-    HOURS_RETAINED,
-    KEEP_MAX_COMMITS,
-    KEEP_MIN_COMMITS,
-    POLICY,
-    CleanConfig,
-    infer_policy,
-)
-from hudi_assets.config import WriteConfig
+from hudi_assets import config_options as opt
+from hudi_assets.config import ConfigOption, EnumOption, IntOption, WriteConfig
 
-CLEANER_POLICIES = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_BY_HOURS", "KEEP_LATEST_FILE_VERSIONS")
 INSTANT_TIME = r"^[0-9]{14}([0-9]{3})?([0-9]{3})?$"  # ASCII digits only, as Java's \d
 STATES = ("REQUESTED", "INFLIGHT", "COMPLETED")
+RETENTION_OPTIONS: tuple[ConfigOption, ...] = (
+    opt.CLEANER_POLICY, opt.CLEANER_COMMITS_RETAINED, opt.CLEANER_HOURS_RETAINED,
+    opt.CLEANER_FILE_VERSIONS_RETAINED, opt.KEEP_MIN_COMMITS, opt.KEEP_MAX_COMMITS)
 
 
 def config_frame(config: WriteConfig) -> pd.DataFrame:
-    """One row of the retention settings as configured: raw text, so that a bad value shows as it is
-    (parsing would stop at the first one), with the cleaner's own defaults, aliases and inference."""
-    defaults = CleanConfig()
-    settings = {
-        POLICY: infer_policy(config),
-        COMMITS_RETAINED: str(defaults.commits_retained),
-        HOURS_RETAINED: str(defaults.hours_retained),
-        FILE_VERSIONS_RETAINED: str(defaults.file_versions_retained),
-        KEEP_MIN_COMMITS: str(ArchiveConfig().min_commits),
-        KEEP_MAX_COMMITS: str(ArchiveConfig().max_commits),
-    }
-    row = {}
-    for key, default in settings.items():
-        found = config.find(key, ALTERNATIVES.get(key, ()))
-        row[key] = default if found is None else found[1]
-    return pd.DataFrame([row])
+    """One row of the retention settings as configured, by key: raw text, so that a bad value shows
+    as it is (parsing would stop at the first one), with the registry's defaults and inference."""
+    return pd.DataFrame([{option.key: config.text(option) for option in RETENTION_OPTIONS}])
 
 
 def _int(series: pd.Series) -> pd.Series:
     return pd.to_numeric(series, errors="coerce")
 
 
+def _column_check(option: ConfigOption) -> pa.Check:
+    """The option's own bounds (enum names or integer minimum) on its raw text column."""
+    error = f"must be {option.kind()}"
+    if isinstance(option, EnumOption):
+        return pa.Check(lambda s: s.str.strip().str.upper().isin(option.choices), error=error)
+    if isinstance(option, IntOption) and option.minimum is not None:
+        return pa.Check(lambda s: _int(s) >= option.minimum, element_wise=False, error=error)
+    raise TypeError(f"{option.key}: no retention check for {type(option).__name__}")
+
+
 def _retained_below_min(df: pd.DataFrame) -> pd.Series:
-    return _int(df["hoodie.cleaner.commits.retained"]) < _int(df["hoodie.keep.min.commits"])
+    return opt.retained_below_keep_min(_int(df[opt.CLEANER_COMMITS_RETAINED.key]),
+                                       _int(df[opt.KEEP_MIN_COMMITS.key]))
 
 
 def _min_below_max(df: pd.DataFrame) -> pd.Series:
-    return _int(df["hoodie.keep.min.commits"]) < _int(df["hoodie.keep.max.commits"])
+    return opt.keep_min_below_keep_max(_int(df[opt.KEEP_MIN_COMMITS.key]), _int(df[opt.KEEP_MAX_COMMITS.key]))
 
-
-_POSITIVE_INT = pa.Check(lambda s: _int(s) > 0, element_wise=False, error="must be an integer > 0")
-
-_KNOWN_POLICY = pa.Check(lambda s: s.str.upper().isin(CLEANER_POLICIES),
-                         error=f"must be one of {', '.join(CLEANER_POLICIES)}")
 
 CONFIG_SCHEMA = pa.DataFrameSchema(
-    {
-        "hoodie.cleaner.policy": pa.Column(str, _KNOWN_POLICY),
-        "hoodie.cleaner.commits.retained": pa.Column(str, _POSITIVE_INT),
-        "hoodie.cleaner.hours.retained": pa.Column(str, _POSITIVE_INT),
-        "hoodie.cleaner.fileversions.retained": pa.Column(str, _POSITIVE_INT),
-        "hoodie.keep.min.commits": pa.Column(str, _POSITIVE_INT),
-        "hoodie.keep.max.commits": pa.Column(str, _POSITIVE_INT),
-    },
+    {option.key: pa.Column(str, _column_check(option)) for option in RETENTION_OPTIONS},
     checks=[
-        pa.Check(_retained_below_min, name="retained_below_keep_min",
-                 error="hoodie.cleaner.commits.retained must be < hoodie.keep.min.commits"),
-        pa.Check(_min_below_max, name="keep_min_below_keep_max",
-                 error="hoodie.keep.min.commits must be < hoodie.keep.max.commits"),
+        pa.Check(_retained_below_min, name="retained_below_keep_min", error=opt.RETAINED_BELOW_KEEP_MIN),
+        pa.Check(_min_below_max, name="keep_min_below_keep_max", error=opt.KEEP_MIN_BELOW_KEEP_MAX),
     ],
     name="retention settings",
 )
@@ -97,29 +73,6 @@ TIMELINE_SCHEMA = pa.DataFrameSchema(
 
 def _all_true(error: str) -> pa.Column:
     return pa.Column(bool, pa.Check(lambda s: s.astype(bool), error=error), coerce=True)
-
-
-def _all_false(error: str) -> pa.Column:
-    return pa.Column(bool, pa.Check(lambda s: ~s.astype(bool), error=error), coerce=True)
-
-
-PLAN_SCHEMA = pa.DataFrameSchema(
-    {
-        "inside_base_path": _all_true("must be inside the table's base path and outside .hoodie"),
-        "in_latest_slice": _all_false("is part of the latest file slice of its file group"),
-        "savepointed": _all_false("is listed by a savepoint"),
-        "read_by_pending_plan": _all_false("is read by a pending compaction or clustering plan"),
-        "before_ectr": _all_true("belongs to a slice at or after the earliest commit to retain"),
-    },
-    name="clean plan",
-)
-
-SURVIVORS_SCHEMA = pa.DataFrameSchema({"exists": _all_true("is missing after the clean")},
-                                      name="retained files")
-
-ARCHIVE_SCHEMA = pa.DataFrameSchema({"archived": _all_true("was removed from the active timeline but is "
-                                                           "not readable in the archive")},
-                                    name="archived instants")
 
 
 def violations(schema: pa.DataFrameSchema, frame: pd.DataFrame) -> pd.DataFrame:

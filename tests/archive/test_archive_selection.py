@@ -83,7 +83,8 @@ def test_pending_compaction_and_mor_delta_commits(tmp_path):
     b = TimelineBuilder(tmp_path, "MERGE_ON_READ")
     _commits(b, 40, action="deltacommit")
     b.compaction(ts(20) + "5")  # between ts(20) and ts(21)
-    sel = select_instants_to_archive(b.table(), ArchiveConfig(min_commits=5, max_commits=8))
+    config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig())
+    sel = select_instants_to_archive(b.table(), config)
     # oldest pending = compaction -> retain from the completed commit before it, ts(20)
     assert _times(sel.commits) == [ts(i) for i in range(20)]
 

@@ -210,7 +210,7 @@ def test_five_thousand_commits_archive_to_configured_size(tmp_path):
         (hoodie / f"{t}.commit").write_bytes(body)
     for i in range(200):
         b.clean(f"20240102{i:09d}", "20240101000004990")
-    result = HoodieTimelineArchiver(b.table(), ArchiveConfig()).archive_if_required()
+    result = HoodieTimelineArchiver(b.table(), ArchiveConfig(cleaner=CleanConfig())).archive_if_required()
     active = b.table().reload_timeline()
     assert len(active.completed_commits_timeline(False)) == 20
     assert len(active.clean_timeline()) == 20

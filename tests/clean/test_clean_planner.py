@@ -48,13 +48,6 @@ def test_keep_latest_commits_keeps_window_and_one_version_before_ectr(builder):
     assert all(f.file_path.startswith("file:/") for fs in plan.file_paths_to_delete.values() for f in fs)
 
 
-def test_commits_retained_zero_never_cleans(builder):
-    b = builder()
-    _cow_versions(b, 5)
-    plan = _plan(b, {"hoodie.cleaner.commits.retained": "0"})
-    assert plan.earliest_instant_to_retain is None and plan.total_files == 0
-
-
 def test_not_enough_commits_no_ectr(builder):
     b = builder()
     _cow_versions(b, 3)
@@ -127,12 +120,6 @@ def test_file_versions_keeps_count(builder):
     plan = _plan(b, {"hoodie.cleaner.fileversions.retained": "2"})
     assert plan.policy == "KEEP_LATEST_FILE_VERSIONS" and plan.earliest_instant_to_retain is None
     assert _files(plan) == set(names[:3])
-
-
-def test_file_versions_zero_deletes_latest(builder):
-    b = builder()
-    names = _cow_versions(b, 2)
-    assert _files(_plan(b, {"hoodie.cleaner.fileversions.retained": "0"})) == set(names)
 
 
 def test_file_versions_keep_minus_one_under_pending_compaction(builder):

@@ -1,0 +1,191 @@
+"""Every setting maintenance reads, declared once: key, 1.x alternative names, default (or inference),
+type and bounds, and a one-line doc; and the checks across settings, run when a config is built.
+
+Keys, names and defaults are Hudi 0.15's (`HoodieCleanConfig`, `HoodieArchivalConfig`,
+`HoodieCompactionConfig`, `HoodieWriteConfig`); the 1.x `hoodie.clean.*` names are accepted as
+alternatives. Bounds are stricter than Hudi's on purpose: Hudi takes `fileversions.retained=0` and
+deletes the latest slice of every file group, `keep.max <= keep.min` under any policy but
+KEEP_LATEST_COMMITS and then archives with a negative limit. We refuse such values before anything of
+the table beyond `hoodie.properties` is read.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import TypeVar
+
+from hudi_assets.config import BoolOption, ConfigOption, EnumOption, IntOption, WriteConfig
+from hudi_assets.exceptions import InvalidConfigError
+
+log = logging.getLogger(__name__)
+
+V = TypeVar("V")
+
+
+class CleaningPolicy:
+    KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
+    KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
+    KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
+    ALL = (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS)
+
+
+COMPACTION_TRIGGERS = ("NUM_COMMITS", "NUM_COMMITS_AFTER_LAST_REQUEST", "TIME_ELAPSED", "NUM_AND_TIME",
+                       "NUM_OR_TIME")
+OCC = "OPTIMISTIC_CONCURRENCY_CONTROL"
+
+# ------------------------------------------------------------------------------ cleaning
+CLEANER_COMMITS_RETAINED = IntOption(
+    key="hoodie.cleaner.commits.retained", alternatives=("hoodie.clean.commits.retained",), default=10,
+    minimum=1, doc="KEEP_LATEST_COMMITS: completed commits whose file slices the cleaner keeps")
+CLEANER_HOURS_RETAINED = IntOption(
+    key="hoodie.cleaner.hours.retained", alternatives=("hoodie.clean.hours.retained",), default=24,
+    minimum=1, doc="KEEP_LATEST_BY_HOURS: hours of commits whose file slices the cleaner keeps")
+CLEANER_FILE_VERSIONS_RETAINED = IntOption(
+    key="hoodie.cleaner.fileversions.retained", alternatives=("hoodie.clean.fileversions.retained",),
+    default=3, minimum=1, doc="KEEP_LATEST_FILE_VERSIONS: file slices kept in each file group")
+
+
+def infer_policy(config: WriteConfig) -> str | None:
+    """Hudi's inference: exactly one of the three retained keys set explicitly picks its policy."""
+    commits, hours, versions = (config.is_set(o) for o in (CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED,
+                                                            CLEANER_FILE_VERSIONS_RETAINED))
+    if hours and not commits and not versions:
+        return CleaningPolicy.KEEP_LATEST_BY_HOURS
+    if versions and not commits and not hours:
+        return CleaningPolicy.KEEP_LATEST_FILE_VERSIONS
+    return None
+
+
+CLEANER_POLICY = EnumOption(
+    key="hoodie.cleaner.policy", alternatives=("hoodie.clean.policy",),
+    default=CleaningPolicy.KEEP_LATEST_COMMITS, choices=CleaningPolicy.ALL, infer=infer_policy,
+    doc="what the cleaner keeps; unset, inferred from the one *.retained key set")
+CLEAN_TRIGGER_STRATEGY = EnumOption(
+    key="hoodie.clean.trigger.strategy", default="NUM_COMMITS", choices=("NUM_COMMITS",),
+    doc="when a clean is scheduled (Hudi knows no other strategy)")
+CLEAN_MAX_COMMITS = IntOption(
+    key="hoodie.clean.max.commits", alternatives=("hoodie.clean.trigger.max.commits",), default=1,
+    doc="completed commits since the last clean before a new clean is planned")
+CLEANER_INCREMENTAL_MODE = BoolOption(
+    key="hoodie.cleaner.incremental.mode", alternatives=("hoodie.clean.incremental.enabled",), default=True,
+    doc="plan from the commits since the last clean instead of listing every partition")
+WRITE_CONCURRENCY_MODE = EnumOption(
+    key="hoodie.write.concurrency.mode", default="SINGLE_WRITER", choices=("SINGLE_WRITER", OCC),
+    doc="how writers share the table; with several, failed writes are the cleaner's (LAZY)")
+
+
+def infer_failed_writes_policy(config: WriteConfig) -> str | None:
+    return "LAZY" if config.get(WRITE_CONCURRENCY_MODE) == OCC else None
+
+
+FAILED_WRITES_CLEANER_POLICY = EnumOption(
+    key="hoodie.cleaner.policy.failed.writes", alternatives=("hoodie.clean.failed.writes.policy",),
+    default="EAGER", choices=("EAGER", "LAZY", "NEVER"), infer=infer_failed_writes_policy,
+    doc="who rolls back failed writes; unset, LAZY (the cleaner) under OPTIMISTIC_CONCURRENCY_CONTROL")
+CLEANER_PARALLELISM = IntOption(
+    key="hoodie.cleaner.parallelism", alternatives=("hoodie.clean.parallelism",), default=200, minimum=1,
+    doc="most partitions planned, and files deleted, at once")
+ALLOW_MULTIPLE_CLEANS = BoolOption(
+    key="hoodie.clean.allow.multiple", alternatives=("hoodie.clean.multiple.enabled",),
+    default=False,  # 0.15 (HUDI-7616); 0.14 had true
+    doc="plan a new clean while an earlier one is still pending")
+CLEANER_BOOTSTRAP_BASE_FILE = BoolOption(
+    key="hoodie.cleaner.delete.bootstrap.base.file",
+    alternatives=("hoodie.clean.delete.bootstrap.base.file",), default=False,
+    doc="also delete the bootstrap source file of a cleaned skeleton file")
+
+# ------------------------------------------------------------------------------ archival
+KEEP_MIN_COMMITS = IntOption(
+    key="hoodie.keep.min.commits", alternatives=("hoodie.archive.min.commits",), default=20, minimum=1,
+    doc="completed commits archiving leaves in the active timeline (raised to what the cleaner needs)")
+KEEP_MAX_COMMITS = IntOption(
+    key="hoodie.keep.max.commits", alternatives=("hoodie.archive.max.commits",), default=30, minimum=1,
+    doc="completed commits in the active timeline above which archiving starts; more than keep.min")
+COMMITS_ARCHIVAL_BATCH = IntOption(
+    key="hoodie.commits.archival.batch", default=10, minimum=1,
+    doc="instants per Avro data block of an archive file")
+ARCHIVE_BEYOND_SAVEPOINT = BoolOption(
+    key="hoodie.archive.beyond.savepoint", default=False,
+    doc="archive past the earliest savepoint, keeping only the savepointed commits")
+ARCHIVE_MERGE_ENABLE = BoolOption(
+    key="hoodie.archive.merge.enable", default=False,
+    doc="merge small archive files where the store cannot append")
+ARCHIVE_MERGE_SMALL_FILE_LIMIT_BYTES = IntOption(
+    key="hoodie.archive.merge.small.file.limit.bytes", default=20 * 1024 * 1024, minimum=0,
+    doc="archive files below this size are merge candidates")
+ARCHIVE_MERGE_FILES_BATCH_SIZE = IntOption(
+    key="hoodie.archive.merge.files.batch.size", default=10, minimum=1,
+    doc="small archive files needed before a merge")
+FAIL_ON_TIMELINE_ARCHIVING = BoolOption(
+    key="hoodie.fail.on.timeline.archiving", default=True,
+    doc="fail when an instant cannot be converted for the archive, instead of skipping its record")
+
+# ------------------------------------------------------------------------------ compaction (MOR archiving)
+INLINE_COMPACT_NUM_DELTA_COMMITS = IntOption(
+    key="hoodie.compact.inline.max.delta.commits", default=5,
+    # Below 1 Hudi's CompactionUtils fails (an index of -1) when no delta commit follows the last compaction.
+    minimum=1, doc="MOR: delta commits since the last compaction that archiving keeps")
+INLINE_COMPACT_TRIGGER_STRATEGY = EnumOption(
+    key="hoodie.compact.inline.trigger.strategy", default="NUM_COMMITS", choices=COMPACTION_TRIGGERS,
+    doc="MOR: count-based strategies (NUM_COMMITS, NUM_AND_TIME) fence archiving at the delta commits kept")
+
+CLEAN_OPTIONS: tuple[ConfigOption, ...] = (
+    CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED,
+    CLEAN_TRIGGER_STRATEGY, CLEAN_MAX_COMMITS, CLEANER_INCREMENTAL_MODE, FAILED_WRITES_CLEANER_POLICY,
+    WRITE_CONCURRENCY_MODE, CLEANER_PARALLELISM, ALLOW_MULTIPLE_CLEANS, CLEANER_BOOTSTRAP_BASE_FILE,
+    KEEP_MIN_COMMITS, KEEP_MAX_COMMITS)
+# The archiver also reads the cleaner's retention settings (its keep.min follows the cleaner).
+ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
+    KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, COMMITS_ARCHIVAL_BATCH, ARCHIVE_BEYOND_SAVEPOINT,
+    ARCHIVE_MERGE_ENABLE, ARCHIVE_MERGE_SMALL_FILE_LIMIT_BYTES, ARCHIVE_MERGE_FILES_BATCH_SIZE,
+    FAIL_ON_TIMELINE_ARCHIVING, INLINE_COMPACT_NUM_DELTA_COMMITS, INLINE_COMPACT_TRIGGER_STRATEGY,
+    CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED)
+
+# ------------------------------------------------------------------------------ checks across settings
+RETAINED_BELOW_KEEP_MIN = f"{CLEANER_COMMITS_RETAINED.key} must be < {KEEP_MIN_COMMITS.key}"
+KEEP_MIN_BELOW_KEEP_MAX = f"{KEEP_MIN_COMMITS.key} must be < {KEEP_MAX_COMMITS.key}"
+
+
+def retained_below_keep_min(commits_retained: V, keep_min: V) -> V:
+    """Archiving keeps every commit the cleaner retains (ints, or pandas Series element-wise)."""
+    return commits_retained < keep_min  # type: ignore[operator]
+
+
+def keep_min_below_keep_max(keep_min: V, keep_max: V) -> V:
+    return keep_min < keep_max  # type: ignore[operator]
+
+
+def validate(config: WriteConfig) -> None:
+    """HoodieWriteConfig.validate for the settings maintenance reads, stricter (see the module doc).
+
+    Every retention setting parses and is within bounds, whatever the policy; keep.min < keep.max.
+    `commits.retained >= keep.min` is only a warning, as in Hudi: the archiver raises its minimum to
+    what the cleaner still needs (`archive.config.keep_range`).
+    """
+    policy = config.get(CLEANER_POLICY)
+    commits_retained = config.get(CLEANER_COMMITS_RETAINED)
+    # Read for their bounds only: a bad value is refused whichever policy uses it.
+    config.get(CLEANER_HOURS_RETAINED)
+    config.get(CLEANER_FILE_VERSIONS_RETAINED)
+    config.get(CLEAN_TRIGGER_STRATEGY)
+    keep_min, keep_max = config.get(KEEP_MIN_COMMITS), config.get(KEEP_MAX_COMMITS)
+    # Hudi checks this under KEEP_LATEST_COMMITS only; under the other policies keep.max <= keep.min
+    # makes the archiver's limit negative, so we refuse it always.
+    if not keep_min_below_keep_max(keep_min, keep_max):
+        raise InvalidConfigError(f"Increase {config.describe(KEEP_MAX_COMMITS)} to be greater than "
+                                 f"{config.describe(KEEP_MIN_COMMITS)}")
+    if config.get(WRITE_CONCURRENCY_MODE) == OCC and config.get(FAILED_WRITES_CLEANER_POLICY) == "EAGER":
+        raise InvalidConfigError(f"{config.describe(FAILED_WRITES_CLEANER_POLICY)} cannot be used with "
+                                 f"{config.describe(WRITE_CONCURRENCY_MODE)}: use LAZY")
+    if (policy == CleaningPolicy.KEEP_LATEST_COMMITS
+            and not retained_below_keep_min(commits_retained, keep_min)):
+        log.warning("%s: %s, %s; the archiver raises its minimum to keep what the cleaner retains",
+                    RETAINED_BELOW_KEEP_MIN, config.describe(CLEANER_COMMITS_RETAINED),
+                    config.describe(KEEP_MIN_COMMITS))
+
+
+def settings_epilog(options: Iterable[ConfigOption]) -> str:
+    """The settings a command reads, for its --help: key=default, alternatives, values, doc."""
+    return "\n".join(["settings read, with defaults (hoodie.properties < --props FILE < --hoodie-conf):",
+                      *(option.help() for option in options)])
