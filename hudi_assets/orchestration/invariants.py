@@ -75,6 +75,14 @@ def _all_true(error: str) -> pa.Column:
     return pa.Column(bool, pa.Check(lambda s: s.astype(bool), error=error), coerce=True)
 
 
+SURVIVORS_SCHEMA = pa.DataFrameSchema({"exists": _all_true("is missing after the clean")},
+                                      name="retained files")
+
+ARCHIVE_SCHEMA = pa.DataFrameSchema({"archived": _all_true("was removed from the active timeline but is "
+                                                           "not readable in the archive")},
+                                    name="archived instants")
+
+
 def violations(schema: pa.DataFrameSchema, frame: pd.DataFrame) -> pd.DataFrame:
     """The failure cases of `frame` against `schema` (empty when it holds)."""
     try:
