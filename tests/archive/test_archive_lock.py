@@ -129,4 +129,5 @@ def test_archiver_refuses_while_a_clean_holds_the_lock(tmp_path):
         with pytest.raises(TableBusyError, match="clean by pid"):
             HoodieTimelineArchiver(b.table(), config).archive_if_required()
         with pytest.raises(TableBusyError):
-            HoodieTimelineArchiver(b.table(), ArchiveConfig(merge_enable=True)).merge_small_files()
+            merging = ArchiveConfig(merge_enable=True, cleaner=CleanConfig())
+            HoodieTimelineArchiver(b.table(), merging).merge_small_files()

@@ -109,7 +109,7 @@ def test_mor_compaction_fence_max_delta_commits_zero_after_the_last_compaction(t
     b = TimelineBuilder(tmp_path, "MERGE_ON_READ")
     _commits(b, 39, action="deltacommit")
     b.compaction(ts(39), "COMPLETED")
-    config = ArchiveConfig(min_commits=5, max_commits=8, max_delta_commits=0)
+    config = ArchiveConfig(min_commits=5, max_commits=8, max_delta_commits=0, cleaner=CleanConfig())
     with pytest.raises(InvalidConfigError, match=r"hoodie\.compact\.inline\.max\.delta\.commits=0"):
         select_instants_to_archive(b.table(), config)
 
