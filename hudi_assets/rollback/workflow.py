@@ -15,12 +15,14 @@ from datetime import datetime
 
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import HudiInputError, UnsupportedTableError
-from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired, last_heartbeat_ms
+from hudi_assets.heartbeat import HeartbeatConfig, delete_heartbeat, is_heartbeat_expired, last_heartbeat_ms
 from hudi_assets.lock import TableLock
 from hudi_assets.rollback.executor import RollbackActionExecutor, RollbackHooks
+from hudi_assets.rollback.markers import delete_marker_dir
 from hudi_assets.rollback.metadata import RollbackPlan
 from hudi_assets.rollback.planner import failed_writes, is_clustering, pending_writes, plan_rollback
 from hudi_assets.table import HoodieTable
+from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import COMPACTION, REPLACE_COMMIT, ROLLBACK, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time
 
@@ -135,8 +137,25 @@ def rollback_write(table: HoodieTable, instant_time: str, force: bool = False, e
     with TableLock.hold(table, "rollback"):
         pending = pending_rollbacks(table)
         if instant_time not in pending:
+            if _finish_completed(table, instant_time):
+                return []
             _check_rollbackable(table, instant_time, force, now_ms)
         return _rollback_all(table, [instant_time], engine, hooks or RollbackHooks(), now)
+
+
+def _finish_completed(table: HoodieTable, instant_time: str) -> bool:
+    """True when a completed rollback on the timeline already undid `instant_time`; the marker
+    directory and heartbeat a run killed after completing it left behind are removed."""
+    timeline = table.reload_timeline()
+    for rollback in timeline.rollback_timeline().filter_completed():
+        if not timeline.state_files[rollback].size:
+            continue
+        if instant_time in (metadata.completed_metadata(timeline, rollback) or {}).get("commitsRollback", []):
+            log.info("%s was already rolled back by %s", instant_time, rollback.timestamp)
+            delete_marker_dir(table.storage, instant_time)
+            delete_heartbeat(table.storage, instant_time)
+            return True
+    return False
 
 
 def _check_rollbackable(table: HoodieTable, instant_time: str, force: bool, now_ms: int | None) -> None:
