@@ -165,3 +165,26 @@ def test_direct_markers_of_several_partitions_are_all_read(failed_table):
     names = use_direct_markers(demo)
     markers = read_markers(Storage(demo.base_path), demo.failed_instant)
     assert sorted(f"{m.file_path}.marker.{m.io_type}" for m in markers) == sorted(names)
+
+
+REAL = "sample_table__mor__parquet__v6_nonpartitioned_rollback"
+
+
+def test_hudi_written_rollback_reads_and_its_command_block_is_ours(real_tables):
+    """A rollback Hudi wrote for a failed deltacommit: the plan reads back, and the rollback log file
+    (version + 1, token 1-0-1) holds byte for byte the block we write."""
+    from hudi_assets.logformat import encode_block, rollback_command_block
+    from hudi_assets.rollback import RollbackPlan
+
+    if REAL not in real_tables:
+        pytest.skip("../shared is absent: no Hudi-written rollback")
+    base = real_tables[REAL]
+    requested = base / ".hoodie/20250126040936578.rollback.requested"
+    plan = RollbackPlan.deserialize(requested.read_bytes(), str(requested))
+    assert (plan.instant_time, plan.action) == ("20250126040826878", "deltacommit")
+    deletes, blocks = plan.requests
+    assert deletes.files_to_delete[0].endswith("_20250126040826878.parquet")
+    assert blocks.latest_base_instant == "20250126040823628" and not blocks.files_to_delete
+    written = base / ".0712b9f9-d2d5-4cae-bcf4-8fd7146af503-0_20250126040823628.log.2_1-0-1"
+    ours = encode_block(rollback_command_block("20250126040936578", plan.instant_time))
+    assert written.read_bytes() == ours
