@@ -25,6 +25,7 @@ from hudi_assets.clean.validation import ValidationReport, validate_plans
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import DeleteFailedError, HudiAssetsError, HudiInputError, UnsupportedTableError
 from hudi_assets.lock import TableLock
+from hudi_assets.rollback import RollbackHooks, rollback_failed_writes
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import CLEAN, Instant, State
@@ -242,13 +243,14 @@ def _run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None,
 
 def clean_table(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
                 now: datetime | None = None, progress: Progress | None = None,
-                hooks: CleanHooks | None = None) -> CleanResult:
-    """One clean as Hudi's client runs it: schedule unless a clean is pending (allow.multiple off),
-    then validate and execute every pending clean in time order."""
+                hooks: CleanHooks | None = None, rollback_hooks: RollbackHooks | None = None) -> CleanResult:
+    """One clean as Hudi's client runs it: under LAZY, roll back failed writes (expired heartbeat);
+    schedule unless a clean is pending (allow.multiple off); then validate and execute every pending
+    clean in time order."""
     refuse_unsupported(table, config)
-    if config.failed_writes_policy == "LAZY":
-        log.warning("failed-writes policy LAZY: failed writes are not rolled back by hudi-assets")
     with TableLock.hold(table, "clean"):
+        if config.failed_writes_policy == "LAZY":  # CleanerUtils.rollbackFailedWrites, before planning
+            rollback_failed_writes(table, engine, hooks=rollback_hooks, now=now)
         result = CleanResult()
         pending = pending_cleans(table)
         if (config.allow_multiple or not pending) and needs_cleaning(table, config):

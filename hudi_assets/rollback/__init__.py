@@ -1,0 +1,25 @@
+"""Rollback of failed writes (Hudi 0.15's rollback planner and executors), for the LAZY
+failed-writes policy and for an operator's explicit request."""
+
+from hudi_assets.rollback.executor import RollbackActionExecutor, RollbackHooks
+from hudi_assets.rollback.metadata import RollbackPlan, RollbackRequest
+from hudi_assets.rollback.planner import failed_writes, plan_rollback
+from hudi_assets.rollback.workflow import (
+    ExecutedRollback,
+    pending_rollbacks,
+    rollback_failed_writes,
+    rollback_write,
+)
+
+__all__ = [
+    "ExecutedRollback",
+    "RollbackActionExecutor",
+    "RollbackHooks",
+    "RollbackPlan",
+    "RollbackRequest",
+    "failed_writes",
+    "pending_rollbacks",
+    "plan_rollback",
+    "rollback_failed_writes",
+    "rollback_write",
+]

@@ -1,0 +1,54 @@
+"""`hudi-assets rollback PATH INSTANT [--force] [--dry-run] [--props FILE] [--hoodie-conf k=v ...]`.
+
+Rolls back one failed write as Hudi 0.15 does (a pending rollback of it is resumed). Exit 2, with
+nothing written, when INSTANT is not a pending commit, deltacommit or non-clustering replacecommit,
+or when its writer's heartbeat is live (`--force` overrides that one check: a write without a
+heartbeat, as EAGER writers leave, counts as failed, so an explicit request is trusted).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from hudi_assets.config import parse_overrides
+from hudi_assets.rollback.planner import pending_writes, plan_rollback
+from hudi_assets.rollback.workflow import refuse_metadata_table, rollback_write
+from hudi_assets.table import HoodieTable
+
+
+def add_parser(subparsers) -> None:
+    from hudi_assets.cli import add_table_arguments
+
+    parser = subparsers.add_parser(
+        "rollback", help="roll back a failed (pending) write: delete its files, remove it from the timeline")
+    add_table_arguments(parser, config=True)
+    parser.add_argument("instant", help="instant time of the pending commit/deltacommit/replacecommit")
+    parser.add_argument("--force", action="store_true",
+                        help="roll back even though the write's heartbeat is live (its writer must be gone)")
+    parser.add_argument("--dry-run", action="store_true", help="print the rollback plan; write nothing")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from hudi_assets.cli import _storage_options
+
+    table = HoodieTable(args.path, _storage_options(args.storage_option),
+                        hoodie_conf=parse_overrides(args.hoodie_conf), props_file=args.props)
+    if args.dry_run:
+        refuse_metadata_table(table)
+        target = pending_writes(table.reload_timeline()).get(args.instant)
+        if target is None:
+            print(f"{args.instant} is not a pending write: nothing to roll back")
+            return 0
+        plan = plan_rollback(table, target)
+        print(f"rollback of {plan.action} {plan.instant_time}: {len(plan.requests)} requests")
+        for request in plan.requests:
+            for path in request.files_to_delete:
+                print(f"  delete {path}")
+            for path in request.log_blocks_to_delete:
+                print(f"  rollback block for {path} (file group {request.file_id})")
+        return 0
+    for done in rollback_write(table, args.instant, force=args.force):
+        print(f"rolled back {done.action} {done.instant_time} at {done.rollback_instant}: "
+              f"{done.files_deleted} files deleted, {done.rollback_log_files} rollback log files written")
+    return 0

@@ -1,0 +1,160 @@
+"""`RollbackActionExecutor`: carries out a requested rollback (Hudi 0.15's BaseRollbackActionExecutor
+with BaseRollbackHelper; the COW and MOR executors differ only in what their plans hold).
+
+Order, as Hudi: `<t>.rollback.requested` -> `<t>.rollback.inflight` (empty) -> delete the planned
+files and append rollback command blocks -> delete the failed instant's inflight, then requested
+state file -> `<t>.rollback` (HoodieRollbackMetadata) -> delete the instant's marker directory and
+heartbeat. Every step can be repeated, so a run killed anywhere is finished by the next one: a file
+already deleted is skipped, and a command block a killed run already wrote is found and reused
+rather than appended twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from hudi_assets.heartbeat import delete_heartbeat
+from hudi_assets.logformat import (
+    BlockType,
+    HeaderKey,
+    LogFileName,
+    encode_block,
+    read_blocks,
+    rollback_command_block,
+)
+from hudi_assets.logformat.block import ROLLBACK_COMMAND
+from hudi_assets.rollback.markers import delete_marker_dir
+from hudi_assets.rollback.metadata import (
+    PartitionRollbackStat,
+    RollbackPlan,
+    RollbackRequest,
+    rollback_metadata_record,
+    serialize_rollback_metadata,
+)
+from hudi_assets.rollback.planner import latest_log_file
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.instant import ROLLBACK, Instant, State
+
+log = logging.getLogger(__name__)
+
+ROLLBACK_WRITE_TOKEN = "1-0-1"  # HoodieLogFormat.UNKNOWN_WRITE_TOKEN: writers without a task
+
+
+class RollbackHooks:
+    """Points of a rollback where a test may inject a fault (a crash). Production passes none; a
+    test subclasses this and overrides `reached`."""
+
+    def reached(self, step: str) -> None:
+        """`step` is "requested" (plan written), "inflight", "request" (after each request is done),
+        "instant_deleted" (the failed instant's state files are gone) or "complete" (`<t>.rollback`
+        written, markers and heartbeat not yet deleted)."""
+
+
+class RollbackActionExecutor:
+    """Executes one pending rollback of `plan` at `rollback_instant` (requested or inflight)."""
+
+    def __init__(self, table: HoodieTable, rollback_instant: Instant, plan: RollbackPlan,
+                 hooks: RollbackHooks | None = None):
+        self.table = table
+        self.rollback_instant = rollback_instant
+        self.plan = plan
+        self.hooks = hooks or RollbackHooks()
+
+    def execute(self) -> dict:
+        """Run the rollback to completion; returns the HoodieRollbackMetadata record written."""
+        storage = self.table.storage
+        timeline = self.table.reload_timeline()
+        started = time.monotonic()
+        if self.rollback_instant.is_requested:
+            inflight = self.rollback_instant.with_state(State.INFLIGHT)
+            storage.create_if_absent(timeline.state_file_path(inflight), b"")
+        self.hooks.reached("inflight")
+        # BaseRollbackHelper.generateHeader: the command blocks carry the timeline's last instant.
+        last = self.table.reload_timeline().last()
+        block_instant = last.timestamp if last else self.rollback_instant.timestamp
+        stats: dict[str, PartitionRollbackStat] = {}
+        for request in self.plan.requests:
+            for stat in self._perform(request, block_instant):
+                if stat.partition_path in stats:
+                    stats[stat.partition_path].merge(stat)
+                else:
+                    stats[stat.partition_path] = stat
+            self.hooks.reached("request")
+        taken = int((time.monotonic() - started) * 1000)
+        record = rollback_metadata_record(self.rollback_instant.timestamp, taken, self.plan.instant_time,
+                                          self.plan.action, list(stats.values()))
+        self._delete_failed_instant()
+        self.hooks.reached("instant_deleted")
+        completed = Instant(self.rollback_instant.timestamp, ROLLBACK, State.COMPLETED)
+        storage.create_if_absent(self.table.active_timeline.state_file_path(completed),
+                                 serialize_rollback_metadata(record))
+        self.hooks.reached("complete")
+        delete_marker_dir(storage, self.plan.instant_time)
+        delete_heartbeat(storage, self.plan.instant_time)
+        self.table.reload_timeline()
+        log.info("rolled back %s %s at %s: %d files deleted", self.plan.action, self.plan.instant_time,
+                 self.rollback_instant.timestamp, record["totalFilesDeleted"])
+        return record
+
+    def _delete_failed_instant(self) -> None:
+        """deleteInflightAndRequestedInstant: the inflight file first, so a crash leaves a write that
+        is still pending (its rollback is resumed), never a half-removed one."""
+        timeline = self.table.reload_timeline()
+        for state in (State.INFLIGHT, State.REQUESTED):
+            instant = Instant(self.plan.instant_time, self.plan.action, state)
+            if timeline.has_state_file(instant):
+                self.table.storage.delete_many([timeline.state_file_path(instant)])
+
+    def _perform(self, request: RollbackRequest, block_instant: str) -> list[PartitionRollbackStat]:
+        """BaseRollbackHelper.maybeDeleteAndCollectStats for one request."""
+        if request.files_to_delete:
+            return [self._delete(path) for path in request.files_to_delete]
+        stat = PartitionRollbackStat(request.partition_path)
+        if request.log_blocks_to_delete:
+            rel, size = self._append_rollback_block(request, block_instant)
+            stat.rollback_log_files[self.table.storage.uri(rel)] = size
+            stat.log_files_from_failed_commit.update(request.log_blocks_to_delete)
+        return [stat]
+
+    def _delete(self, path: str) -> PartitionRollbackStat:
+        storage = self.table.storage
+        rel = storage.relativize(path)
+        outcome = storage.delete_many([rel])
+        stat = PartitionRollbackStat(rel.rpartition("/")[0])
+        # Hadoop's delete() answers false for a file already gone (a resumed rollback), which Hudi
+        # records as a failed delete; so do we.
+        (stat.success_delete_files if outcome.deleted else stat.failed_delete_files).append(path)
+        for why in outcome.failed.values():
+            log.warning("rollback %s could not delete %s: %s", self.rollback_instant.timestamp, path, why)
+        return stat
+
+    def _append_rollback_block(self, request: RollbackRequest, block_instant: str) -> tuple[str, int]:
+        """Log out the failed instant's blocks in the slice: a rollback command block in a new log
+        version (pyarrow's stores, like Hudi's local and object stores, cannot append, so Hudi's log
+        writer rolls over to version + 1 with the token of task-less writers)."""
+        storage = self.table.storage
+        partition = request.partition_path
+        latest = latest_log_file(self.table, partition, request.file_id, request.latest_base_instant)
+        if latest is not None and self._is_our_block(partition, latest.name):
+            rel = f"{partition}/{latest.name}" if partition else latest.name
+            status = storage.status(rel)
+            return rel, status.size if status else 0
+        version = latest.version + 1 if latest is not None else 1
+        name = LogFileName(request.file_id, request.latest_base_instant, "log", version,
+                           ROLLBACK_WRITE_TOKEN).format()
+        rel = f"{partition}/{name}" if partition else name
+        data = encode_block(rollback_command_block(block_instant, self.plan.instant_time))
+        storage.create_if_absent(rel, data)
+        return rel, len(data)
+
+    def _is_our_block(self, partition: str, name: str) -> bool:
+        """A log file a killed run of this rollback wrote: one rollback command block aimed at the
+        failed instant, in a task-less writer's file."""
+        if not name.endswith(f"_{ROLLBACK_WRITE_TOKEN}"):
+            return False
+        rel = f"{partition}/{name}" if partition else name
+        blocks = list(read_blocks(self.table.storage.read(rel), self.table.storage.uri(rel)))
+        return (len(blocks) == 1 and blocks[0].block_type == BlockType.COMMAND
+                and blocks[0].header.get(HeaderKey.COMMAND_BLOCK_TYPE) == ROLLBACK_COMMAND
+                and blocks[0].header.get(HeaderKey.TARGET_INSTANT_TIME) == self.plan.instant_time)

@@ -1,0 +1,86 @@
+"""Write markers of an instant: `.hoodie/.temp/<instant>/`, one per data file the write created,
+merged into or appended to (Hudi's MarkerBasedRollbackUtils.getAllMarkerPaths).
+
+Two layouts: TIMELINE_SERVER_BASED (Spark's default) keeps `MARKERS.type` and `MARKERS0..n`, text
+files listing one marker name per line; DIRECT (Flink) creates one empty file per data file. Without
+`MARKERS.type` the markers are DIRECT. A marker name is `<partition>/<file>.marker.<IOTYPE>`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hudi_assets.exceptions import CorruptFileError
+from hudi_assets.storage import Storage
+from hudi_assets.timeline.timeline import METAFOLDER
+
+TEMP_FOLDER = f"{METAFOLDER}/.temp"
+MARKER_TYPE_FILE = "MARKERS.type"
+MARKERS_PREFIX = "MARKERS"
+MARKER_EXTENSION = ".marker"
+TIMELINE_SERVER_BASED = "TIMELINE_SERVER_BASED"
+IO_TYPES = ("CREATE", "MERGE", "APPEND")
+
+
+def marker_dir(instant_time: str) -> str:
+    return f"{TEMP_FOLDER}/{instant_time}"
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A data file an instant wrote: its path relative to the base path and how it was written."""
+
+    file_path: str
+    io_type: str
+
+    @property
+    def partition_path(self) -> str:
+        return self.file_path.rpartition("/")[0]
+
+    @property
+    def file_name(self) -> str:
+        return self.file_path.rpartition("/")[2]
+
+
+def parse_marker(name: str, where: str) -> Marker:
+    """`<partition>/<file>.marker.<IOTYPE>` -> Marker (WriteMarkers.stripMarkerSuffix, IOType.valueOf)."""
+    cut = name.find(MARKER_EXTENSION)
+    io_type = name.rpartition(".")[2]
+    if cut <= 0 or io_type not in IO_TYPES:
+        raise CorruptFileError(where, f"marker {name!r} is not <file>.marker.<CREATE|MERGE|APPEND>")
+    return Marker(name[:cut], io_type)
+
+
+def read_markers(storage: Storage, instant_time: str) -> list[Marker] | None:
+    """Every marker of `instant_time`, in the order its files hold them; None when the instant has
+    no marker directory at all."""
+    folder = marker_dir(instant_time)
+    if not storage.exists(folder):
+        return None
+    type_file = f"{folder}/{MARKER_TYPE_FILE}"
+    if storage.exists(type_file):
+        kind = storage.read(type_file).decode().strip()
+        if kind != TIMELINE_SERVER_BASED:
+            raise CorruptFileError(storage.uri(type_file), f"marker type {kind!r} is not supported")
+        return _timeline_server_markers(storage, folder)
+    prefix = len(folder) + 1
+    names = sorted(s.path[prefix:] for s in storage.list(folder, recursive=True)
+                   if not s.is_dir and MARKER_EXTENSION in s.name)
+    return [parse_marker(name, storage.uri(f"{folder}/{name}")) for name in names]
+
+
+def _timeline_server_markers(storage: Storage, folder: str) -> list[Marker]:
+    """MarkerUtils.readTimelineServerBasedMarkersFromFileSystem: every `MARKERS<n>` file, line by line."""
+    files = sorted((s for s in storage.list(folder) if not s.is_dir and s.name.startswith(MARKERS_PREFIX)
+                    and s.name != MARKER_TYPE_FILE), key=lambda s: s.name)
+    markers: list[Marker] = []
+    for status in files:
+        where = storage.uri(status.path)
+        markers.extend(parse_marker(line, where)
+                       for line in storage.read(status.path).decode().splitlines() if line.strip())
+    return markers
+
+
+def delete_marker_dir(storage: Storage, instant_time: str) -> None:
+    """WriteMarkers.quietDeleteMarkerDir."""
+    storage.delete_dir(marker_dir(instant_time))

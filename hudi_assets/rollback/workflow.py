@@ -1,0 +1,181 @@
+"""Rolling back failed writes as Hudi 0.15's client does (BaseHoodieTableServiceClient.rollback and
+rollbackFailedWrites): resume every pending rollback, then plan, request and execute one per failed
+write, newest first.
+
+- `pending_rollbacks`: requested/inflight rollbacks and their plans, keyed by the instant they undo.
+- `rollback_failed_writes`: the LAZY policy's step before a clean: writes whose heartbeat expired.
+- `rollback_write`: one named pending write (the `rollback` command).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from hudi_assets.engine import Engine
+from hudi_assets.exceptions import HudiInputError, UnsupportedTableError
+from hudi_assets.heartbeat import HeartbeatConfig, delete_heartbeat, is_heartbeat_expired, last_heartbeat_ms
+from hudi_assets.lock import TableLock
+from hudi_assets.rollback.executor import RollbackActionExecutor, RollbackHooks
+from hudi_assets.rollback.markers import delete_marker_dir
+from hudi_assets.rollback.metadata import RollbackPlan
+from hudi_assets.rollback.planner import failed_writes, is_clustering, pending_writes, plan_rollback
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline import metadata
+from hudi_assets.timeline.instant import COMPACTION, REPLACE_COMMIT, ROLLBACK, Instant, State
+from hudi_assets.timeline.instant_time import new_instant_time
+
+log = logging.getLogger(__name__)
+
+FULL_BOOTSTRAP_INSTANT = "00000000000002"  # HoodieTimeline.FULL_BOOTSTRAP_INSTANT_TS
+
+
+@dataclass(frozen=True, slots=True)
+class PendingRollback:
+    instant: Instant  # the rollback's own requested or inflight instant
+    plan: RollbackPlan
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutedRollback:
+    """What one rollback did."""
+
+    rollback_instant: str
+    instant_time: str  # the write rolled back
+    action: str
+    files_deleted: int
+    rollback_log_files: int
+
+
+def refuse_metadata_table(table: HoodieTable) -> None:
+    if table.config.has_metadata_table:
+        raise UnsupportedTableError(
+            f"{table.base_path}: the table has a metadata table (hoodie.table.metadata.partitions="
+            f"{','.join(table.config.metadata_partitions)}); a rollback must also update it, which "
+            "hudi-assets does not do: let Hudi roll back this table's failed writes.")
+
+
+def pending_rollbacks(table: HoodieTable) -> dict[str, PendingRollback]:
+    """getPendingRollbackInfos (compaction and clustering ignored): instant undone -> its rollback.
+    The plan is read from the requested file, which an inflight rollback keeps."""
+    timeline = table.reload_timeline()
+    found: dict[str, PendingRollback] = {}
+    for instant in timeline.rollback_timeline().filter_pending():
+        requested = Instant(instant.timestamp, ROLLBACK, State.REQUESTED)
+        path = table.storage.uri(timeline.state_file_path(requested))
+        if not timeline.has_state_file(requested):
+            log.warning("pending rollback %s has no requested file %s: skipped", instant.timestamp, path)
+            continue
+        plan = RollbackPlan.deserialize(timeline.read_details(requested), path)
+        if plan.action == COMPACTION or (plan.action == REPLACE_COMMIT and is_clustering(
+                timeline, Instant(plan.instant_time, REPLACE_COMMIT, State.INFLIGHT))):
+            continue
+        found.setdefault(plan.instant_time, PendingRollback(instant, plan))
+    return found
+
+
+def _execute(table: HoodieTable, instant_time: str, pending: PendingRollback | None, engine: Engine | None,
+             hooks: RollbackHooks, now: datetime | None) -> ExecutedRollback | None:
+    """BaseHoodieTableServiceClient.rollback: resume a pending rollback or request a new one."""
+    timeline = table.reload_timeline()
+    if pending is None:
+        target = timeline.commits_timeline().get(instant_time)
+        if target is None or target.is_completed:
+            log.warning("no pending write %s left to roll back", instant_time)
+            return None
+        plan = plan_rollback(table, target, engine)
+        rollback_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
+                                         table.config.timeline_timezone, now)
+        pending = PendingRollback(Instant(rollback_time, ROLLBACK, State.REQUESTED), plan)
+        table.storage.create_if_absent(timeline.state_file_path(pending.instant), plan.serialize())
+        log.info("requested rollback %s of %s %s (%d requests)", rollback_time, plan.action, instant_time,
+                 len(plan.requests))
+        hooks.reached("requested")
+    record = RollbackActionExecutor(table, pending.instant, pending.plan, hooks).execute()
+    return ExecutedRollback(pending.instant.timestamp, pending.plan.instant_time, pending.plan.action,
+                            record["totalFilesDeleted"],
+                            sum(len(p["rollbackLogFiles"]) for p in record["partitionMetadata"].values()))
+
+
+def _rollback_all(table: HoodieTable, instant_times: list[str], engine: Engine | None, hooks: RollbackHooks,
+                  now: datetime | None) -> list[ExecutedRollback]:
+    """Every pending rollback, plus the given writes, newest first (rollbackFailedWrites)."""
+    pending = pending_rollbacks(table)
+    targets: dict[str, PendingRollback | None] = dict(pending)
+    for instant_time in instant_times:
+        targets.setdefault(instant_time, None)
+    done = []
+    for instant_time in sorted(targets, reverse=True):
+        if instant_time <= FULL_BOOTSTRAP_INSTANT:
+            log.warning("failed bootstrap %s is not rolled back by hudi-assets", instant_time)
+            continue
+        executed = _execute(table, instant_time, targets[instant_time], engine, hooks, now)
+        if executed is not None:
+            done.append(executed)
+    return done
+
+
+def rollback_failed_writes(table: HoodieTable, engine: Engine | None = None,
+                           hooks: RollbackHooks | None = None, now: datetime | None = None,
+                           now_ms: int | None = None) -> list[ExecutedRollback]:
+    """The LAZY policy: roll back writes whose heartbeat expired, finishing pending rollbacks first.
+    The caller holds the table lock."""
+    refuse_metadata_table(table)
+    heartbeat = HeartbeatConfig.from_write_config(table.write_config)
+    failed = [i.timestamp for i in failed_writes(table, heartbeat, now_ms)]
+    return _rollback_all(table, failed, engine, hooks or RollbackHooks(), now)
+
+
+def rollback_write(table: HoodieTable, instant_time: str, force: bool = False, engine: Engine | None = None,
+                   hooks: RollbackHooks | None = None, now: datetime | None = None,
+                   now_ms: int | None = None) -> list[ExecutedRollback]:
+    """Roll back one pending write (and finish any pending rollback first). Refused with
+    `HudiInputError` when `instant_time` is not a pending commit, deltacommit or non-clustering
+    replacecommit, or when its writer's heartbeat is live, unless `force`."""
+    refuse_metadata_table(table)
+    with TableLock.hold(table, "rollback"):
+        pending = pending_rollbacks(table)
+        if instant_time not in pending:
+            if _finish_completed(table, instant_time):
+                return []
+            _check_rollbackable(table, instant_time, force, now_ms)
+        return _rollback_all(table, [instant_time], engine, hooks or RollbackHooks(), now)
+
+
+def _finish_completed(table: HoodieTable, instant_time: str) -> bool:
+    """True when a completed rollback on the timeline already undid `instant_time`; the marker
+    directory and heartbeat a run killed after completing it left behind are removed."""
+    timeline = table.reload_timeline()
+    for rollback in timeline.rollback_timeline().filter_completed():
+        if not timeline.state_files[rollback].size:
+            continue
+        if instant_time in (metadata.completed_metadata(timeline, rollback) or {}).get("commitsRollback", []):
+            log.info("%s was already rolled back by %s", instant_time, rollback.timestamp)
+            delete_marker_dir(table.storage, instant_time)
+            delete_heartbeat(table.storage, instant_time)
+            return True
+    return False
+
+
+def _check_rollbackable(table: HoodieTable, instant_time: str, force: bool, now_ms: int | None) -> None:
+    timeline = table.reload_timeline()
+    writes = pending_writes(timeline)
+    if writes.get(instant_time) is None:
+        found = [i for i in timeline if i.timestamp == instant_time]
+        what = (f"it is {', '.join(f'{i.action} ({i.state.name.lower()})' for i in found)}" if found
+                else "no such instant in the active timeline")
+        raise HudiInputError(
+            f"{table.base_path}: {instant_time} is not a pending write ({what}); only a requested or "
+            "inflight commit, deltacommit or non-clustering replacecommit is rolled back (pending "
+            f"compaction and clustering are resumed, not rolled back). Pending writes: "
+            f"{', '.join(writes.timestamps) or 'none'}")
+    heartbeat = HeartbeatConfig.from_write_config(table.write_config)
+    if not is_heartbeat_expired(table.storage, instant_time, heartbeat, now_ms):
+        beat = last_heartbeat_ms(table.storage, instant_time)
+        message = (f"{table.base_path}: write {instant_time} has a live heartbeat "
+                   f"(.hoodie/.heartbeat/{instant_time} renewed at {beat} ms, within "
+                   f"{heartbeat.max_allowed_ms} ms): its writer is running")
+        if not force:
+            raise HudiInputError(f"{message}; pass --force only if the writer is surely gone")
+        log.warning("%s; rolling back anyway (--force)", message)

@@ -1,0 +1,30 @@
+"""Run one rollback that kills itself (SIGKILL) at a `RollbackHooks` step: the crash tests' fault.
+
+Usage: python kill_rollback.py BASE_PATH INSTANT STEP[:N] (N: die at the Nth time the step is reached).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+from hudi_assets.rollback import RollbackHooks, rollback_write
+from hudi_assets.table import HoodieTable
+
+
+class KillAt(RollbackHooks):
+    def __init__(self, wanted: str):
+        self.step, _, count = wanted.partition(":")
+        self.left = int(count) if count else 1
+
+    def reached(self, step: str) -> None:
+        if step == self.step:
+            self.left -= 1
+            if not self.left:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    base, instant, wanted = sys.argv[1:4]
+    rollback_write(HoodieTable(base), instant, hooks=KillAt(wanted))
