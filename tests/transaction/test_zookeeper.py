@@ -117,7 +117,7 @@ def test_while_we_hold_it_curator_cannot_acquire(base, zk, zk_client):
 
 
 def test_while_curator_holds_it_clean_waits_then_exits_1_naming_the_owner(demo_base, zk, capsys):
-    curator = _curator(zk, 20)
+    curator = _curator(zk, 8)
     try:
         _await_line(curator, "ACQUIRED")
         before = tree(demo_base)
@@ -130,6 +130,7 @@ def test_while_curator_holds_it_clean_waits_then_exits_1_naming_the_owner(demo_b
         err = capsys.readouterr().err
         assert "table is busy" in err and f"lock node {LOCK_PATH}/_c_" in err and "-lock-" in err
         assert tree(demo_base) == before
+        _await_line(curator, "RELEASED")
     finally:
         curator.kill()
         curator.wait(30)

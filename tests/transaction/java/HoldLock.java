@@ -10,6 +10,7 @@ import org.apache.curator.retry.BoundedExponentialBackoffRetry;
  * Usage: HoldLock CONNECT PATH SECONDS [hold|try]
  * hold: wait up to 60 s for the lock, print ACQUIRED, hold it SECONDS, release, print RELEASED.
  * try: acquire(SECONDS), print ACQUIRED or NOT_ACQUIRED, release.
+ * A short session, so that the node of a killed holder goes within seconds.
  */
 public class HoldLock {
   public static void main(String[] args) throws Exception {
@@ -17,7 +18,7 @@ public class HoldLock {
     long seconds = Long.parseLong(args[2]);
     try (CuratorFramework client = CuratorFrameworkFactory.builder().connectString(args[0])
         .retryPolicy(new BoundedExponentialBackoffRetry(1000, 16000, 3))
-        .sessionTimeoutMs(60000).connectionTimeoutMs(15000).build()) {
+        .sessionTimeoutMs(5000).connectionTimeoutMs(15000).build()) {
       client.start();
       InterProcessMutex mutex = new InterProcessMutex(client, args[1]);
       boolean acquired = mutex.acquire(mode.equals("try") ? seconds : 60, TimeUnit.SECONDS);
