@@ -57,7 +57,11 @@ def add_table_arguments(parser: argparse.ArgumentParser, config: bool = False, e
 
 
 def open_table(args: argparse.Namespace) -> HoodieTable:
-    return HoodieTable(args.path, _storage_options(args.storage_option))
+    """The table, with the command's `--props` and `--hoodie-conf` in its write config (where its lock
+    provider is chosen)."""
+    return HoodieTable(args.path, _storage_options(args.storage_option),
+                       hoodie_conf=parse_overrides(getattr(args, "hoodie_conf", [])),
+                       props_file=getattr(args, "props", None))
 
 
 def load_write_config(args: argparse.Namespace, table: HoodieTable) -> WriteConfig:

@@ -1,10 +1,11 @@
 """`TableLock`: the exclusive maintenance lock a clean or archive run holds on its table.
 
 Two archive runs at once archived instants twice, and with merging on one run's merge recovery
-deleted the other's merged file. Until Hudi's lock providers are supported, hudi-assets runs exclude
-each other with their own lock file, `.hoodie/.aux/hudi-assets.lock`. Not `.hoodie/.aux/lock`: that is
-Hudi's FileSystemBasedLockProvider file as Flink configures it (`getLockConfig`: one-minute expiry),
-which a Flink writer deletes once it looks expired. Hudi writers never take this lock.
+deleted the other's merged file. When no Hudi lock provider is configured (`hudi_assets.transaction`),
+hudi-assets runs exclude each other with their own lock file, `.hoodie/.aux/hudi-assets.lock`. Not
+`.hoodie/.aux/lock`: that is Hudi's FileSystemBasedLockProvider file as Flink configures it
+(`getLockConfig`: one-minute expiry), which a Flink writer deletes once it looks expired. Hudi
+writers never take this lock.
 
 The file is created whole and only if absent and names its owner (host, pid, operation, times) and a
 random token. A daemon thread pushes its expiry forward while it is held, so a crashed owner blocks

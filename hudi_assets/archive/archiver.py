@@ -27,13 +27,13 @@ from hudi_assets.archive.merge import (
 from hudi_assets.archive.selection import ArchiveSelection, select_instants_to_archive
 from hudi_assets.avro import java_schema_json
 from hudi_assets.exceptions import ArchiveMergeError, CorruptFileError, HudiAssetsError
-from hudi_assets.lock import TableLock
 from hudi_assets.logformat.archived import archive_file_name, encode_archive_file, read_archived_records
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.archived import ARCHIVED_META_ENTRY, ArchivedTimeline
 from hudi_assets.timeline.instant import Instant
 from hudi_assets.timeline.timeline import METAFOLDER
+from hudi_assets.transaction import HeldLock, table_lock
 
 log = logging.getLogger(__name__)
 TEMP_FOLDER = f"{METAFOLDER}/.temp"
@@ -99,7 +99,7 @@ class HoodieTimelineArchiver:
         for its merged file.
         """
         started = time.monotonic()
-        with TableLock.acquire(self.table, operation="archive") as lock:
+        with table_lock(self.table, "archive") as lock:
             result = ArchiveResult(self._still_valid(selection))
             selection = result.selection
             if self.should_merge:
@@ -127,10 +127,10 @@ class HoodieTimelineArchiver:
         Holds the table's maintenance lock while merging, as `archive_if_required` does."""
         if not self.should_merge:
             return None
-        with TableLock.acquire(self.table, operation="archive") as lock:
+        with table_lock(self.table, "archive") as lock:
             return self._merge(lock)
 
-    def _merge(self, lock: TableLock) -> str | None:
+    def _merge(self, lock: HeldLock) -> str | None:
         lock.check_held()
         return merge_small_archive_files(
             self.archived, self.config.merge_small_file_limit_bytes, self.config.merge_files_batch_size,

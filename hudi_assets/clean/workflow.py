@@ -24,13 +24,13 @@ from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.clean.validation import ValidationReport, validate_plans
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import DeleteFailedError, HudiAssetsError, HudiInputError, UnsupportedTableError
-from hudi_assets.lock import TableLock
 from hudi_assets.rollback import RollbackHooks, rollback_failed_writes
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import CLEAN, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time
 from hudi_assets.timeline.timeline import METAFOLDER
+from hudi_assets.transaction import HeldLock, table_lock
 
 log = logging.getLogger(__name__)
 DISCARDED_FOLDER = f"{METAFOLDER}/.aux/hudi-assets/discarded"
@@ -168,7 +168,7 @@ def request_clean(table: HoodieTable, config: CleanConfig, plan: CleanerPlan,
     None (nothing written) when the plan lists no file, as Hudi drops such plans."""
     if plan.total_files == 0:
         return None
-    with TableLock.hold(table, "clean"):
+    with table_lock(table, "clean"):
         return _request(table, config, plan, now)
 
 
@@ -192,7 +192,7 @@ def schedule_clean(table: HoodieTable, config: CleanConfig, engine: Engine | Non
     plan, planner = plan_clean(table, config, engine, now)
     if dry_run:
         return plan, None
-    with TableLock.hold(table, "clean"):
+    with table_lock(table, "clean"):
         if planner.empty_last_clean is not None:  # Hudi deletes an empty last clean file, then scans fully
             table.storage.delete_many([table.active_timeline.state_file_path(planner.empty_last_clean)])
         return plan, request_clean(table, config, plan, now)
@@ -205,13 +205,13 @@ def run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None =
     """Validate every pending plan (refusing all of them if one fails, before any delete), then
     execute them in time order. Raises `DeleteFailedError` after completing them when a file could
     not be deleted."""
-    with TableLock.hold(table, "clean") as lock:
+    with table_lock(table, "clean") as lock:
         return _run_pending(table, config, engine, progress, hooks, result or CleanResult(), now, lock)
 
 
 def _run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None, progress: Progress | None,
                  hooks: CleanHooks | None, result: CleanResult, now: datetime | None,
-                 lock: TableLock) -> CleanResult:
+                 lock: HeldLock) -> CleanResult:
     pending = pending_cleans(table)
     report = validate_pending(table, config, pending, now)
     report.raise_if_unsafe(table.base_path)
@@ -248,7 +248,7 @@ def clean_table(table: HoodieTable, config: CleanConfig, engine: Engine | None =
     schedule unless a clean is pending (allow.multiple off); then validate and execute every pending
     clean in time order."""
     refuse_unsupported(table, config)
-    with TableLock.hold(table, "clean"):
+    with table_lock(table, "clean"):
         if config.failed_writes_policy == "LAZY":  # CleanerUtils.rollbackFailedWrites, before planning
             rollback_failed_writes(table, engine, hooks=rollback_hooks, now=now)
         result = CleanResult()
@@ -262,7 +262,7 @@ def discard_pending(table: HoodieTable, instant_time: str) -> list[str]:
     """Remove a pending clean from the timeline, first copying its state files to
     `.hoodie/.aux/hudi-assets/discarded/`. The inflight file goes before the requested one, so a
     crash leaves a clean that is still pending, never a half-removed one. Returns the copies."""
-    with TableLock.hold(table, "discard a pending clean"):
+    with table_lock(table, "discard a pending clean"):
         return _discard(table, instant_time)
 
 

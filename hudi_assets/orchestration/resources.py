@@ -70,7 +70,10 @@ class HudiTableRegistry(dg.ConfigurableResource):
         return tables[key]
 
     def open(self, key: str) -> HoodieTable:
-        return self.open_path(self.base_path(key))
+        """The table, with the registry's settings for it in its write config (where its lock
+        provider is chosen)."""
+        return HoodieTable(self.base_path(key), self.storage_options,
+                           hoodie_conf={**self.hoodie_conf, **self.table_hoodie_conf.get(key, {})})
 
     def open_path(self, base_path: str) -> HoodieTable:
         return HoodieTable(base_path, self.storage_options)

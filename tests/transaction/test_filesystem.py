@@ -1,0 +1,197 @@
+"""FileSystemBasedLockProvider: Hudi's lock file, its LockInfo text, expiry, refusal on S3, and the
+lock manager's retries around it."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+
+import pytest
+from transaction.lock_tables import FAST_RETRIES, open_table, tree
+
+from hudi_assets.cli import main
+from hudi_assets.exceptions import HudiAssetsError, InvalidConfigError, TableBusyError
+from hudi_assets.transaction import table_lock
+from hudi_assets.transaction.filesystem import FileSystemBasedLockProvider, lock_info
+from hudi_assets.transaction.lock_manager import FILESYSTEM_PROVIDER, LockRetries, acquire
+
+FS = {"hoodie.write.lock.provider": FILESYSTEM_PROVIDER}
+# What a Java writer's FileSystemBasedLockProvider leaves: LockInfo through Jackson's pretty printer.
+JAVA_LOCK_INFO = b"""{
+  "lockCreateTime" : "2024-06-01 12:00:00.123",
+  "lockThreadName" : "pool-7-thread-1",
+  "lockStacksInfo" : [ "java.lang.Thread.getStackTrace (Thread.java:1610)", "org.apache.hudi.client.\
+transaction.lock.FileSystemBasedLockProvider.initLockInfo (FileSystemBasedLockProvider.java:182)" ]
+}"""
+
+
+def _age(path, seconds: float) -> None:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_lock_file_holds_lock_info_while_held_and_is_deleted_after(base):
+    with table_lock(open_table(base, **FS), "clean"):
+        text = (base / ".hoodie" / "lock").read_text()
+        assert not (base / ".hoodie/.aux/hudi-assets.lock").exists()
+    assert not (base / ".hoodie" / "lock").exists()
+    info = json.loads(text)
+    assert list(info) == ["lockCreateTime", "lockThreadName", "lockStacksInfo"]
+    assert info["lockThreadName"] == f"hudi-assets clean pid {os.getpid()} on host {socket.gethostname()}"
+    assert time.strptime(info["lockCreateTime"], "%Y-%m-%d %H:%M:%S.%f")
+    assert any("test_lock_file_holds_lock_info" in line for line in info["lockStacksInfo"])
+
+
+def test_lock_info_is_jacksons_pretty_print():
+    lines = lock_info("main").decode().split("\n")
+    assert lines[0] == "{" and lines[-1] == "}" and len(lines) == 5
+    assert lines[1].startswith('  "lockCreateTime" : "') and lines[2] == '  "lockThreadName" : "main",'
+    assert lines[3].startswith('  "lockStacksInfo" : [ "') and lines[3].endswith('" ]')
+    assert '", "' in lines[3]  # array values separated by comma and one space, as Jackson does
+
+
+def test_lock_directory_from_config_as_flinks_default(base):
+    conf = {**FS, "hoodie.write.lock.filesystem.path": f"{base}/.hoodie/.aux"}
+    with table_lock(open_table(base, **conf), "archive"):
+        assert (base / ".hoodie/.aux/lock").exists() and not (base / ".hoodie/lock").exists()
+    assert not (base / ".hoodie/.aux/lock").exists()
+
+
+def test_held_by_a_java_writer_waits_then_fails_naming_it_and_changes_nothing(base):
+    lock = base / ".hoodie" / "lock"
+    lock.write_bytes(JAVA_LOCK_INFO)
+    before = tree(base)
+    started = time.monotonic()
+    table = open_table(base, **FS, **{"hoodie.write.lock.filesystem.expire": "1"})
+    with pytest.raises(TableBusyError) as busy, table_lock(table, "clean"):
+        pytest.fail("entered the block while the lock was held")
+    assert time.monotonic() - started >= 0.2  # two waits of 100 ms between three tries
+    assert "pool-7-thread-1" in str(busy.value) and "2024-06-01 12:00:00.123" in str(busy.value)
+    assert str(lock) in str(busy.value) and "3 tries" in str(busy.value)
+    assert tree(base) == before
+
+
+def test_expired_lock_is_deleted_and_taken_over(base):
+    lock = base / ".hoodie" / "lock"
+    lock.write_bytes(JAVA_LOCK_INFO)
+    _age(lock, 61)
+    with table_lock(open_table(base, **FS, **{"hoodie.write.lock.filesystem.expire": "1"}), "clean"):
+        assert "hudi-assets clean" in lock.read_text()
+    assert not lock.exists()
+
+
+def test_expire_zero_never_expires(base):
+    lock = base / ".hoodie" / "lock"
+    lock.write_bytes(JAVA_LOCK_INFO)
+    _age(lock, 86_400 * 30)
+    with pytest.raises(TableBusyError, match="pool-7-thread-1"), table_lock(open_table(base, **FS), "clean"):
+        pass
+    assert lock.read_bytes() == JAVA_LOCK_INFO
+
+
+def test_released_when_the_block_raises(base):
+    with pytest.raises(RuntimeError, match="boom"), table_lock(open_table(base, **FS), "clean"):
+        raise RuntimeError("boom")
+    assert not (base / ".hoodie" / "lock").exists()
+
+
+def test_reentrant_within_a_run(base):
+    table = open_table(base, **FS)
+    with table_lock(table, "clean") as outer:
+        with table_lock(table, "clean") as inner:
+            assert inner is outer
+        assert (base / ".hoodie" / "lock").exists()
+    assert not (base / ".hoodie" / "lock").exists()
+
+
+def test_a_lock_taken_over_meanwhile_is_reported_lost_and_left_alone(base):
+    lock = base / ".hoodie" / "lock"
+    with table_lock(open_table(base, **FS), "clean") as held:
+        held.check_held()
+        lock.write_bytes(JAVA_LOCK_INFO)  # a writer deleted ours as expired and took it
+        with pytest.raises(HudiAssetsError, match=r"lost Hudi's lock.*pool-7-thread-1"):
+            held.check_held()
+    assert lock.read_bytes() == JAVA_LOCK_INFO
+
+
+def test_heartbeat_keeps_the_modification_time_fresh(base):
+    table = open_table(base, **FS, **{"hoodie.write.lock.filesystem.expire": "1"})
+    provider = FileSystemBasedLockProvider.from_config(table, "clean")
+    lock = base / ".hoodie" / "lock"
+    try:
+        assert provider.try_lock(0)
+        _age(lock, 50)
+        assert provider._renew()
+        assert time.time() - lock.stat().st_mtime < 5
+        _age(lock, 61)  # expired: a writer may delete it any moment; no longer ours to refresh
+        assert not provider._renew()
+    finally:
+        provider.unlock()
+        provider.close()
+
+
+def test_refused_on_s3_as_hudi_refuses_it(base):
+    conf = {**FS, "hoodie.write.lock.filesystem.path": "s3://bucket/locks"}
+    table = open_table(base, **conf)
+    with pytest.raises(InvalidConfigError, match=r"s3://bucket/locks/lock: .*atomic create"), \
+            table_lock(table, "clean"):
+        pass
+
+
+def test_retries_as_hudis_lock_manager(base):
+    (base / ".hoodie" / "lock").write_bytes(JAVA_LOCK_INFO)
+    provider = FileSystemBasedLockProvider.from_config(open_table(base, **FS), "clean")
+    sleeps: list[float] = []
+    with pytest.raises(TableBusyError, match="5 tries"):
+        acquire(provider, LockRetries(wait_time_ms=10, client_num_retries=4,
+                                      client_wait_time_ms_between_retry=250), sleeps.append)
+    assert sleeps == [0.25] * 4
+
+
+def test_defaults_are_hudis():
+    assert LockRetries() == LockRetries(60_000, 50, 5_000)
+
+
+def _cli_clean(base, *conf: str) -> int:
+    args = ["clean", str(base), "--engine", "local"]
+    for pair in (*[f"{k}={v}" for k, v in FAST_RETRIES.items()], "hoodie.cleaner.commits.retained=3", *conf):
+        args += ["--hoodie-conf", pair]
+    return main(args)
+
+
+def test_cli_clean_exits_1_naming_the_owner_while_hudis_lock_is_held(demo_base, capsys):
+    base = demo_base
+    (base / ".hoodie" / "lock").write_bytes(JAVA_LOCK_INFO)
+    before = tree(base)
+    assert _cli_clean(base, f"hoodie.write.lock.provider={FILESYSTEM_PROVIDER}") == 1
+    err = capsys.readouterr().err
+    assert "table is busy" in err and "pool-7-thread-1" in err
+    assert tree(base) == before
+
+
+@pytest.mark.parametrize("provider", ["org.apache.hudi.client.transaction.lock.InProcessLockProvider",
+                                      "org.apache.hudi.hive.transaction.lock.HiveMetastoreBasedLockProvider"])
+def test_cli_refuses_providers_that_cannot_exclude_us(demo_base, capsys, provider):
+    base = demo_base
+    before = tree(base)
+    assert _cli_clean(base, f"hoodie.write.lock.provider={provider}") == 2
+    err = capsys.readouterr().err
+    assert provider in err
+    if "InProcess" in provider:
+        assert "cannot exclude" in err
+    assert tree(base) == before
+
+
+def test_cli_clean_takes_and_releases_hudis_lock(demo_base):
+    cleans_before = {p.name for p in (demo_base / ".hoodie").glob("*.clean")}
+    assert _cli_clean(demo_base, f"hoodie.write.lock.provider={FILESYSTEM_PROVIDER}") == 0
+    assert {p.name for p in (demo_base / ".hoodie").glob("*.clean")} > cleans_before
+    assert not (demo_base / ".hoodie/lock").exists()
+
+
+def test_without_a_provider_the_interim_lock_is_used(base):
+    with table_lock(open_table(base), "clean"):
+        assert (base / ".hoodie/.aux/hudi-assets.lock").exists()
+        assert not (base / ".hoodie/lock").exists()
