@@ -11,5 +11,14 @@ from hudi_assets.hfile.format import HUDI_COMPARATOR, Compression
 from hudi_assets.hfile.index import IndexEntry
 from hudi_assets.hfile.reader import HFileReader
 from hudi_assets.hfile.trailer import Trailer
+from hudi_assets.hfile.writer import HFileWriter, write_hfile
 
-__all__ = ["HUDI_COMPARATOR", "Compression", "HFileReader", "IndexEntry", "Trailer"]
+__all__ = [
+    "HUDI_COMPARATOR",
+    "Compression",
+    "HFileReader",
+    "HFileWriter",
+    "IndexEntry",
+    "Trailer",
+    "write_hfile",
+]

@@ -1,13 +1,13 @@
 """Write an HFile v3 as Hudi 0.14/0.15 does through HBase 2.4.9's `HFileWriterImpl`.
 
 Hudi's `HoodieAvroHFileWriter` (metadata-table base files) and `HoodieHFileDataBlock` (HFILE_DATA
-log blocks) append one `KeyValue(recordKey, null, null, value)` per record, in key order, with
-block size `hoodie.hfile.block.size` (1 MiB; a data block's HFile uses a fixed 1 MiB), GZ
-compression by default, comparator `HoodieHBaseKVComparator`, the Avro schema under file-info key
-`schema`, and for base files the bloom filter as meta block `bloomFilter` with `minRecordKey`,
-`maxRecordKey` and `bloomFilterTypeCode` in the file info. HBase lays the file out as: data blocks
-with leaf index blocks between them, meta blocks, root (after any intermediate) data index, meta
-index, file info, trailer.
+log blocks) append one `KeyValue(recordKey, null, null, value)` per record in key order, with 1 MiB
+blocks (`hoodie.hfile.block.size`; fixed for log blocks), GZ compression by default, comparator
+`HoodieHBaseKVComparator` and the Avro schema under file-info key `schema`; base files add the bloom
+filter as meta block `bloomFilter` and `minRecordKey`, `maxRecordKey`, `bloomFilterTypeCode` to the
+file info. HBase lays the file out as data blocks (leaf index blocks between them once the index
+outgrows one chunk), meta blocks, intermediate index blocks if any, root data index, meta index,
+file info, trailer. Output is byte-identical to Java's, GZ blocks included.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import bisect
 import time
 
 import pytest
+from hfile.layout import block_headers
 from hfile.reference_files import named, reference_params
 
 from hudi_assets.exceptions import CorruptFileError, HudiInputError
@@ -26,16 +27,6 @@ def _reader(ref) -> HFileReader:
     return HFileReader(ref.path.read_bytes(), name=str(ref.path))
 
 
-def _block_headers(data: bytes):
-    """Every block header of the file, walking from offset 0 by on-disk sizes up to the trailer."""
-    offset = 0
-    while offset < len(data) - TRAILER_SIZE:
-        header = read_header(data, offset)
-        yield header
-        offset += header.on_disk_size_with_header
-    assert offset == len(data) - TRAILER_SIZE
-
-
 def test_every_entry_in_order_with_its_value(ref):
     reader = _reader(ref)
     expected = ref.expected_entries()
@@ -49,7 +40,7 @@ def test_trailer_and_block_index_shape(ref):
     assert (reader.trailer.major_version, reader.trailer.minor_version) == (3, 3)
     assert reader.trailer.compression_codec == Compression[ref.compression or "GZ"]
     assert reader.index_levels == ref.index_levels
-    headers = list(_block_headers(data))
+    headers = list(block_headers(data))
     data_blocks = [h for h in headers if h.block_type == BlockType.DATA]
     index = reader.data_block_index()
     assert [(e.offset, e.size) for e in index] == [(h.offset, h.on_disk_size_with_header)
