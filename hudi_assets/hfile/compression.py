@@ -16,10 +16,6 @@ _GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x00"
 _DEFAULT_LEVEL = 6
 
 
-class UnsupportedCompressionError(ValueError):
-    """The block's codec is one this package cannot (de)compress."""
-
-
 def compress(data: bytes, codec: Compression) -> bytes:
     """The on-disk bytes of a block body `data` under `codec`."""
     if codec == Compression.NONE:
@@ -28,7 +24,7 @@ def compress(data: bytes, codec: Compression) -> bytes:
         deflater = zlib.compressobj(_DEFAULT_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS, 8)
         body = deflater.compress(data) + deflater.flush()
         return _GZIP_HEADER + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
-    raise UnsupportedCompressionError(f"compression {codec.name} is not supported (only GZ and NONE)")
+    raise ValueError(f"compression {codec.name} is not supported (only GZ and NONE)")
 
 
 def decompress(data: bytes | memoryview, codec: Compression, uncompressed_size: int) -> bytes:
@@ -41,7 +37,7 @@ def decompress(data: bytes | memoryview, codec: Compression, uncompressed_size: 
         except zlib.error as e:
             raise ValueError(f"gzip data does not decode: {e}") from None
     else:
-        raise UnsupportedCompressionError(f"compression {codec.name} is not supported (only GZ and NONE)")
+        raise ValueError(f"compression {codec.name} is not supported (only GZ and NONE)")
     if len(out) != uncompressed_size:
         raise ValueError(f"block decodes to {len(out)} bytes, header says {uncompressed_size}")
     return out

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.hfile.block import BlockHeader, read_block, read_header
-from hudi_assets.hfile.compression import UnsupportedCompressionError
 from hudi_assets.hfile.fileinfo import decode_file_info
 from hudi_assets.hfile.format import (
     KEY_VALUE_VER_WITH_MEMSTORE,
@@ -61,8 +60,6 @@ class HFileReader:
             raise self._corrupt(f"block offset {offset} lies outside the blocks section")
         try:
             header, body = read_block(self._data, offset, self.trailer.compression_codec, self._verify)
-        except UnsupportedCompressionError as e:
-            raise self._corrupt(str(e)) from None
         except ValueError as e:
             raise self._corrupt(str(e)) from None
         if expected and header.block_type not in expected:

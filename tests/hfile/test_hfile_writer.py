@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 
 import pytest
 from hfile.layout import block_headers, block_kinds
 
+from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.hfile import HUDI_COMPARATOR, Compression, HFileReader
-from hudi_assets.hfile.format import BlockType
+from hudi_assets.hfile.format import TRAILER_SIZE, BlockType
 from hudi_assets.hfile.keyvalue import encode_key, key_row
+from hudi_assets.hfile.trailer import read_trailer
 from hudi_assets.hfile.writer import HFileWriter, write_hfile
 
 HBASE_FILE_INFO_KEYS = {b"KEY_VALUE_VERSION", b"MAX_MEMSTORE_TS_KEY", b"hfile.AVG_KEY_LEN",
@@ -120,3 +123,10 @@ def test_bad_input_is_refused():
         HFileWriter(compression="SNAPPY")
     with pytest.raises(ValueError, match="exceeds"):
         write_hfile([(b"k" * 40_000, b"v")])
+
+
+def test_a_file_in_an_unsupported_codec_is_refused_naming_it():
+    data = write_hfile([(b"a", b"1")], compression="NONE")
+    trailer = dataclasses.replace(read_trailer(data), compression_codec=Compression.SNAPPY)
+    with pytest.raises(CorruptFileError, match=r"^f\.hfile: compression SNAPPY is not supported"):
+        HFileReader(data[:-TRAILER_SIZE] + trailer.serialize(), name="f.hfile")
