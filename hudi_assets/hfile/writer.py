@@ -54,9 +54,10 @@ class HFileWriter:
                  min_index_num_entries: int = DEFAULT_MIN_INDEX_NUM_ENTRIES):
         if block_size <= 0:
             raise ValueError(f"block size must be positive, got {block_size}")
-        codec = compression if isinstance(compression, Compression) else Compression[compression]
+        name = compression.name if isinstance(compression, Compression) else compression
+        codec = Compression.__members__.get(name)
         if codec not in (Compression.GZ, Compression.NONE):
-            raise ValueError(f"compression {codec.name} is not supported (only GZ and NONE)")
+            raise ValueError(f"compression {name} is not supported (only GZ and NONE)")
         self._codec = codec
         self._block_size = block_size
         self._comparator = comparator_class_name

@@ -119,8 +119,9 @@ def test_bad_input_is_refused():
         writer.append(b"a", b"2")
     with pytest.raises(ValueError, match="HBase's"):
         writer.append_file_info(b"hfile.LASTKEY", b"x")
-    with pytest.raises(ValueError, match="SNAPPY"):
-        HFileWriter(compression="SNAPPY")
+    for codec in ("SNAPPY", Compression.LZ4, "gzip"):
+        with pytest.raises(ValueError, match="only GZ and NONE"):
+            HFileWriter(compression=codec)
     with pytest.raises(ValueError, match="exceeds"):
         write_hfile([(b"k" * 40_000, b"v")])
 
