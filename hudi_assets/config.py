@@ -102,6 +102,17 @@ class EnumOption(ConfigOption[str]):
         return upper
 
 
+@dataclass(frozen=True, kw_only=True)
+class StrOption(ConfigOption[str]):
+    """Free text (a path, a URL, a class name), taken as written but for surrounding blanks."""
+
+    def kind(self) -> str:
+        return "text"
+
+    def parse(self, text: str) -> str:
+        return text.strip()
+
+
 def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:
     """`key=value` strings into a dict; a pair without `=` or without a key is an error."""
     result: dict[str, str] = {}

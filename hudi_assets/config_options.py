@@ -15,7 +15,7 @@ import logging
 from collections.abc import Iterable
 from typing import TypeVar
 
-from hudi_assets.config import BoolOption, ConfigOption, EnumOption, IntOption, WriteConfig
+from hudi_assets.config import BoolOption, ConfigOption, EnumOption, IntOption, StrOption, WriteConfig
 from hudi_assets.exceptions import InvalidConfigError
 
 log = logging.getLogger(__name__)
@@ -189,3 +189,85 @@ def settings_epilog(options: Iterable[ConfigOption]) -> str:
     """The settings a command reads, for its --help: key=default, alternatives, values, doc."""
     return "\n".join(["settings read, with defaults (hoodie.properties < --props FILE < --hoodie-conf):",
                       *(option.help() for option in options)])
+
+
+# ---------------------------------------------- locks, heartbeats, rollback (shared with the writers)
+TABLE_NAME = StrOption(key="hoodie.table.name", default="", doc="the table's name (hoodie.properties)")
+LOCK_PROVIDER = StrOption(
+    key="hoodie.write.lock.provider", default="",
+    doc="Hudi lock provider class shared with the table's writers; unset: hudi-assets' own table lock")
+LOCK_ACQUIRE_WAIT_TIMEOUT_MS = IntOption(
+    key="hoodie.write.lock.wait_time_ms", default=60_000, minimum=0,
+    doc="how long one attempt waits for the lock (DynamoDB: the lease duration)")
+LOCK_ACQUIRE_NUM_RETRIES = IntOption(
+    key="hoodie.write.lock.num_retries", default=15, minimum=0, doc="provider-level retries of one attempt")
+LOCK_ACQUIRE_RETRY_WAIT_TIME_MS = IntOption(
+    key="hoodie.write.lock.wait_time_ms_between_retry", default=1_000, minimum=0,
+    doc="provider-level wait between retries")
+LOCK_ACQUIRE_RETRY_MAX_WAIT_TIME_MS = IntOption(
+    key="hoodie.write.lock.max_wait_time_ms_between_retry", default=16_000, minimum=0,
+    doc="provider-level longest wait between retries")
+LOCK_ACQUIRE_CLIENT_NUM_RETRIES = IntOption(
+    key="hoodie.write.lock.client.num_retries", default=50, minimum=0,
+    doc="lock-manager retries before giving up")
+LOCK_ACQUIRE_CLIENT_RETRY_WAIT_TIME_MS = IntOption(
+    key="hoodie.write.lock.client.wait_time_ms_between_retry", default=5_000, minimum=0,
+    doc="lock-manager wait between retries")
+FILESYSTEM_LOCK_PATH = StrOption(
+    key="hoodie.write.lock.filesystem.path", default="",
+    doc="folder of FileSystemBasedLockProvider's `lock` file (default: the table's .hoodie)")
+FILESYSTEM_LOCK_EXPIRE = IntOption(
+    key="hoodie.write.lock.filesystem.expire", default=0, minimum=0,
+    doc="minutes after which a file lock counts as expired (0: never)")
+HOODIE_FS_ATOMIC_CREATION_SUPPORT = StrOption(
+    key="hoodie.fs.atomic_creation.support", default="",
+    doc="extra schemes (comma-separated) whose stores create files atomically")
+ZK_CONNECT_URL = StrOption(key="hoodie.write.lock.zookeeper.url", default="",
+                           doc="ZooKeeper connect string (host:port[,host:port])")
+ZK_BASE_PATH = StrOption(key="hoodie.write.lock.zookeeper.base_path", default="",
+                         doc="znode under which the table's lock lives")
+ZK_LOCK_KEY = StrOption(key="hoodie.write.lock.zookeeper.lock_key", default="",
+                        doc="the lock's znode name (default: the table name)")
+ZK_SESSION_TIMEOUT_MS = IntOption(key="hoodie.write.lock.zookeeper.session_timeout_ms", default=60_000,
+                                  minimum=1, doc="ZooKeeper session timeout")
+ZK_CONNECTION_TIMEOUT_MS = IntOption(key="hoodie.write.lock.zookeeper.connection_timeout_ms",
+                                     default=15_000, minimum=1, doc="ZooKeeper connection timeout")
+DYNAMODB_LOCK_TABLE_NAME = StrOption(key="hoodie.write.lock.dynamodb.table", default="",
+                                     doc="DynamoDB table holding the locks")
+DYNAMODB_LOCK_PARTITION_KEY = StrOption(key="hoodie.write.lock.dynamodb.partition_key", default="",
+                                        doc="the lock's partition key value (default: the table name)")
+DYNAMODB_LOCK_REGION = StrOption(key="hoodie.write.lock.dynamodb.region", default="",
+                                 doc="AWS region (default: AWS_REGION, else us-east-1)")
+DYNAMODB_LOCK_BILLING_MODE = EnumOption(key="hoodie.write.lock.dynamodb.billing_mode",
+                                        default="PAY_PER_REQUEST", choices=("PAY_PER_REQUEST", "PROVISIONED"),
+                                        doc="billing mode of a lock table created by us")
+DYNAMODB_LOCK_READ_CAPACITY = IntOption(key="hoodie.write.lock.dynamodb.read_capacity", default=20, minimum=1,
+                                        doc="read capacity of a provisioned lock table")
+DYNAMODB_LOCK_WRITE_CAPACITY = IntOption(key="hoodie.write.lock.dynamodb.write_capacity", default=10,
+                                         minimum=1, doc="write capacity of a provisioned lock table")
+DYNAMODB_LOCK_TABLE_CREATION_TIMEOUT = IntOption(
+    key="hoodie.write.lock.dynamodb.table_creation_timeout", default=600_000, minimum=0,
+    doc="milliseconds to wait for a created lock table to become active")
+DYNAMODB_ENDPOINT_URL = StrOption(key="hoodie.write.lock.dynamodb.endpoint_url", default="",
+                                  doc="DynamoDB endpoint (tests, local DynamoDB)")
+AWS_ACCESS_KEY = StrOption(key="hoodie.aws.access.key", default="", doc="AWS access key for DynamoDB")
+AWS_SECRET_KEY = StrOption(key="hoodie.aws.secret.key", default="", doc="AWS secret key for DynamoDB")
+AWS_SESSION_TOKEN = StrOption(key="hoodie.aws.session.token", default="",
+                              doc="AWS session token for DynamoDB")
+HEARTBEAT_INTERVAL_MS = IntOption(key="hoodie.client.heartbeat.interval_in_ms", default=60_000, minimum=1,
+                                  doc="how often a writer refreshes its heartbeat file")
+HEARTBEAT_TOLERABLE_MISSES = IntOption(key="hoodie.client.heartbeat.tolerable.misses", default=2, minimum=1,
+                                       doc="missed heartbeats after which a pending write counts as failed")
+ROLLBACK_USING_MARKERS = BoolOption(key="hoodie.rollback.using.markers", default=True,
+                                    doc="roll back failed writes from their markers (else by listing)")
+
+# Read by the lock every run takes, and by the rollback of failed writes that LAZY cleaning runs.
+WRITER_SHARED_OPTIONS: tuple[ConfigOption, ...] = (
+    TABLE_NAME, LOCK_PROVIDER, LOCK_ACQUIRE_WAIT_TIMEOUT_MS, LOCK_ACQUIRE_NUM_RETRIES,
+    LOCK_ACQUIRE_RETRY_WAIT_TIME_MS, LOCK_ACQUIRE_RETRY_MAX_WAIT_TIME_MS, LOCK_ACQUIRE_CLIENT_NUM_RETRIES,
+    LOCK_ACQUIRE_CLIENT_RETRY_WAIT_TIME_MS, FILESYSTEM_LOCK_PATH, FILESYSTEM_LOCK_EXPIRE,
+    HOODIE_FS_ATOMIC_CREATION_SUPPORT, ZK_CONNECT_URL, ZK_BASE_PATH, ZK_LOCK_KEY, ZK_SESSION_TIMEOUT_MS,
+    ZK_CONNECTION_TIMEOUT_MS, DYNAMODB_LOCK_TABLE_NAME, DYNAMODB_LOCK_PARTITION_KEY, DYNAMODB_LOCK_REGION,
+    DYNAMODB_LOCK_BILLING_MODE, DYNAMODB_LOCK_READ_CAPACITY, DYNAMODB_LOCK_WRITE_CAPACITY,
+    DYNAMODB_LOCK_TABLE_CREATION_TIMEOUT, DYNAMODB_ENDPOINT_URL, AWS_ACCESS_KEY, AWS_SECRET_KEY,
+    AWS_SESSION_TOKEN, HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES, ROLLBACK_USING_MARKERS)
