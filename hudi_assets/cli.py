@@ -64,10 +64,6 @@ def open_table(args: argparse.Namespace) -> HoodieTable:
                        props_file=getattr(args, "props", None))
 
 
-def load_write_config(args: argparse.Namespace, table: HoodieTable) -> WriteConfig:
-    return WriteConfig.load(table.config.props, args.props, args.hoodie_conf)
-
-
 def open_engine(args: argparse.Namespace, config: WriteConfig) -> Engine:
     spark_conf = {k: v for k, v in config.props.items() if k.startswith("spark.")}
     spark_conf.update(parse_overrides(args.spark_conf))

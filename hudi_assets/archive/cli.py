@@ -43,10 +43,10 @@ def _describe(selection: ArchiveSelection) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli import load_write_config, open_table
+    from hudi_assets.cli import open_table
 
     table = open_table(args)
-    config = ArchiveConfig.from_write_config(load_write_config(args, table))
+    config = ArchiveConfig.from_write_config(table.write_config)
     archiver = HoodieTimelineArchiver(table, config)
     if args.dry_run:
         _describe(archiver.select())

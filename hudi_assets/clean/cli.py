@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hudi_assets.cli import add_table_arguments, load_write_config, open_engine, open_table
+from hudi_assets.cli import add_table_arguments, open_engine, open_table
 from hudi_assets.config_options import CLEAN_OPTIONS, settings_epilog
 
 
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         for copy in discard_pending(table, args.discard_pending):
             print(f"discarded: state file kept as {copy}")
         return 0
-    write_config = load_write_config(args, table)
+    write_config = table.write_config
     config = CleanConfig.from_write_config(write_config)
     refuse_unsupported(table, config)
     engine = open_engine(args, write_config)
