@@ -241,6 +241,16 @@ def _run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None,
     return result
 
 
+def roll_back_failed_writes(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
+                            now: datetime | None = None, hooks: RollbackHooks | None = None) -> None:
+    """Under LAZY, the failed writes (expired heartbeat) are rolled back before planning, as Hudi's
+    clean does (`rollbackFailedWrites`); their pending instants would otherwise pin the earliest
+    commit to retain forever. Under EAGER the writer rolls back at its own start: nothing here."""
+    if config.failed_writes_policy == "LAZY":
+        with table_lock(table, "clean"):
+            rollback_failed_writes(table, engine, hooks=hooks, now=now)
+
+
 def clean_table(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
                 now: datetime | None = None, progress: Progress | None = None,
                 hooks: CleanHooks | None = None, rollback_hooks: RollbackHooks | None = None) -> CleanResult:
@@ -249,8 +259,7 @@ def clean_table(table: HoodieTable, config: CleanConfig, engine: Engine | None =
     clean in time order."""
     refuse_unsupported(table, config)
     with table_lock(table, "clean"):
-        if config.failed_writes_policy == "LAZY":  # CleanerUtils.rollbackFailedWrites, before planning
-            rollback_failed_writes(table, engine, hooks=rollback_hooks, now=now)
+        roll_back_failed_writes(table, config, engine, now, rollback_hooks)
         result = CleanResult()
         pending = pending_cleans(table)
         if (config.allow_multiple or not pending) and needs_cleaning(table, config):
