@@ -102,6 +102,17 @@ class EnumOption(ConfigOption[str]):
         return upper
 
 
+@dataclass(frozen=True, kw_only=True)
+class StringOption(ConfigOption[str]):
+    """Free text, stripped; `""` stands for unset where a setting has no default."""
+
+    def kind(self) -> str:
+        return "text"
+
+    def parse(self, text: str) -> str:
+        return text.strip()
+
+
 def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:
     """`key=value` strings into a dict; a pair without `=` or without a key is an error."""
     result: dict[str, str] = {}

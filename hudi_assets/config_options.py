@@ -12,10 +12,11 @@ the table beyond `hoodie.properties` is read.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable
 from typing import TypeVar
 
-from hudi_assets.config import BoolOption, ConfigOption, EnumOption, IntOption, WriteConfig
+from hudi_assets.config import BoolOption, ConfigOption, EnumOption, IntOption, StringOption, WriteConfig
 from hudi_assets.exceptions import InvalidConfigError
 
 log = logging.getLogger(__name__)
@@ -130,17 +131,110 @@ INLINE_COMPACT_TRIGGER_STRATEGY = EnumOption(
     key="hoodie.compact.inline.trigger.strategy", default="NUM_COMMITS", choices=COMPACTION_TRIGGERS,
     doc="MOR: count-based strategies (NUM_COMMITS, NUM_AND_TIME) fence archiving at the delta commits kept")
 
+# ------------------------------------------------------------------------------ failed writes
+HEARTBEAT_INTERVAL_MS = IntOption(
+    key="hoodie.client.heartbeat.interval_in_ms", default=60_000, minimum=1,
+    doc="LAZY: how often a live writer renews its heartbeat file")
+HEARTBEAT_TOLERABLE_MISSES = IntOption(
+    key="hoodie.client.heartbeat.tolerable.misses", default=2, minimum=1,
+    doc="LAZY: renewals a writer may miss before its pending write counts as failed")
+ROLLBACK_USING_MARKERS = BoolOption(
+    key="hoodie.rollback.using.markers", default=True,
+    doc="roll back the files a failed write's markers name, instead of listing every partition")
+
+# ------------------------------------------------------------------------------ locks (HoodieLockConfig)
+TABLE_NAME = "hoodie.table.name"
+
+
+def _table_name(config: WriteConfig) -> str | None:
+    return config.props.get(TABLE_NAME) or None
+
+
+LOCK_PROVIDER = StringOption(
+    key="hoodie.write.lock.provider", default="",
+    doc="the Hudi lock provider class shared with the writers; unset, hudi-assets' own lock file")
+LOCK_ACQUIRE_WAIT_TIMEOUT_MS = IntOption(
+    key="hoodie.write.lock.wait_time_ms", default=60_000, minimum=0,
+    doc="how long one try waits for the lock (DynamoDB: also the lease)")
+LOCK_ACQUIRE_CLIENT_NUM_RETRIES = IntOption(
+    key="hoodie.write.lock.client.num_retries", default=50, minimum=0,
+    doc="tries of the lock manager after the first")
+LOCK_ACQUIRE_CLIENT_RETRY_WAIT_TIME_MS = IntOption(
+    key="hoodie.write.lock.client.wait_time_ms_between_retry", default=5_000, minimum=0,
+    doc="pause of the lock manager between tries")
+LOCK_ACQUIRE_NUM_RETRIES = IntOption(
+    key="hoodie.write.lock.num_retries", default=15, minimum=0, doc="ZooKeeper: connection retries")
+LOCK_ACQUIRE_RETRY_WAIT_TIME_MS = IntOption(
+    key="hoodie.write.lock.wait_time_ms_between_retry", default=1_000, minimum=0,
+    doc="ZooKeeper: first pause between connection retries")
+LOCK_ACQUIRE_RETRY_MAX_WAIT_TIME_MS = IntOption(
+    key="hoodie.write.lock.max_wait_time_ms_between_retry", default=16_000, minimum=0,
+    doc="ZooKeeper: longest pause between connection retries")
+FILESYSTEM_LOCK_PATH = StringOption(
+    key="hoodie.write.lock.filesystem.path", default="",
+    doc="FileSystemBasedLockProvider: folder of the lock file; unset, <base>/.hoodie")
+FILESYSTEM_LOCK_EXPIRE = IntOption(
+    key="hoodie.write.lock.filesystem.expire", default=0, minimum=0,
+    doc="FileSystemBasedLockProvider: minutes after which a lock file counts as abandoned (0: never)")
+HOODIE_FS_ATOMIC_CREATION_SUPPORT = StringOption(
+    key="hoodie.fs.atomic_creation.support", default="",
+    doc="more schemes (comma-separated) whose store creates files atomically")
+ZK_CONNECT_URL = StringOption(key="hoodie.write.lock.zookeeper.url", default="",
+                              doc="ZooKeeper: connect string")
+ZK_BASE_PATH = StringOption(key="hoodie.write.lock.zookeeper.base_path", default="",
+                            doc="ZooKeeper: folder of the locks")
+ZK_LOCK_KEY = StringOption(key="hoodie.write.lock.zookeeper.lock_key", default="", infer=_table_name,
+                           doc="ZooKeeper: the lock's node; unset, the table name")
+ZK_SESSION_TIMEOUT_MS = IntOption(key="hoodie.write.lock.zookeeper.session_timeout_ms", default=60_000,
+                                  minimum=1, doc="ZooKeeper: session timeout")
+ZK_CONNECTION_TIMEOUT_MS = IntOption(key="hoodie.write.lock.zookeeper.connection_timeout_ms",
+                                     default=15_000, minimum=1, doc="ZooKeeper: connection timeout")
+_DYNAMODB = "hoodie.write.lock.dynamodb."
+DYNAMODB_LOCK_TABLE_NAME = StringOption(key=_DYNAMODB + "table", default="", doc="DynamoDB: lock table")
+DYNAMODB_LOCK_PARTITION_KEY = StringOption(key=_DYNAMODB + "partition_key", default="", infer=_table_name,
+                                           doc="DynamoDB: the lock's item; unset, the table name")
+DYNAMODB_LOCK_REGION = StringOption(key=_DYNAMODB + "region", default="us-east-1",
+                                    infer=lambda config: os.environ.get("AWS_REGION") or None,
+                                    doc="DynamoDB: region; unset, AWS_REGION, else us-east-1")
+DYNAMODB_LOCK_BILLING_MODE = EnumOption(key=_DYNAMODB + "billing_mode", default="PAY_PER_REQUEST",
+                                        choices=("PAY_PER_REQUEST", "PROVISIONED"),
+                                        doc="DynamoDB: billing mode of a lock table created")
+DYNAMODB_LOCK_READ_CAPACITY = IntOption(key=_DYNAMODB + "read_capacity", default=20, minimum=1,
+                                        doc="DynamoDB: read capacity of a PROVISIONED lock table created")
+DYNAMODB_LOCK_WRITE_CAPACITY = IntOption(key=_DYNAMODB + "write_capacity", default=10, minimum=1,
+                                         doc="DynamoDB: write capacity of a PROVISIONED lock table created")
+DYNAMODB_LOCK_TABLE_CREATION_TIMEOUT = IntOption(key=_DYNAMODB + "table_creation_timeout", default=600_000,
+                                                 minimum=0, doc="DynamoDB: ms to wait for a created table")
+DYNAMODB_ENDPOINT_URL = StringOption(key=_DYNAMODB + "endpoint_url", default="",
+                                     doc="DynamoDB: endpoint; unset, AWS's")
+AWS_ACCESS_KEY = StringOption(key="hoodie.aws.access.key", default="", doc="AWS access key")
+AWS_SECRET_KEY = StringOption(key="hoodie.aws.secret.key", default="", doc="AWS secret key")
+AWS_SESSION_TOKEN = StringOption(key="hoodie.aws.session.token", default="", doc="AWS session token")
+
+# Every run takes the table's lock; a clean under LAZY first rolls back writes whose heartbeat expired.
+LOCK_OPTIONS: tuple[ConfigOption, ...] = (
+    LOCK_PROVIDER, LOCK_ACQUIRE_WAIT_TIMEOUT_MS, LOCK_ACQUIRE_CLIENT_NUM_RETRIES,
+    LOCK_ACQUIRE_CLIENT_RETRY_WAIT_TIME_MS, FILESYSTEM_LOCK_PATH, FILESYSTEM_LOCK_EXPIRE,
+    HOODIE_FS_ATOMIC_CREATION_SUPPORT, ZK_CONNECT_URL, ZK_BASE_PATH, ZK_LOCK_KEY, ZK_SESSION_TIMEOUT_MS,
+    ZK_CONNECTION_TIMEOUT_MS, LOCK_ACQUIRE_NUM_RETRIES, LOCK_ACQUIRE_RETRY_WAIT_TIME_MS,
+    LOCK_ACQUIRE_RETRY_MAX_WAIT_TIME_MS, DYNAMODB_LOCK_TABLE_NAME, DYNAMODB_LOCK_PARTITION_KEY,
+    DYNAMODB_LOCK_REGION, DYNAMODB_LOCK_BILLING_MODE, DYNAMODB_LOCK_READ_CAPACITY,
+    DYNAMODB_LOCK_WRITE_CAPACITY, DYNAMODB_LOCK_TABLE_CREATION_TIMEOUT, DYNAMODB_ENDPOINT_URL, AWS_ACCESS_KEY,
+    AWS_SECRET_KEY, AWS_SESSION_TOKEN)
+ROLLBACK_OPTIONS: tuple[ConfigOption, ...] = (
+    HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES, ROLLBACK_USING_MARKERS)
 CLEAN_OPTIONS: tuple[ConfigOption, ...] = (
     CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED,
     CLEAN_TRIGGER_STRATEGY, CLEAN_MAX_COMMITS, CLEANER_INCREMENTAL_MODE, FAILED_WRITES_CLEANER_POLICY,
     WRITE_CONCURRENCY_MODE, CLEANER_PARALLELISM, ALLOW_MULTIPLE_CLEANS, CLEANER_BOOTSTRAP_BASE_FILE,
-    KEEP_MIN_COMMITS, KEEP_MAX_COMMITS)
+    KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, *ROLLBACK_OPTIONS, *LOCK_OPTIONS)
 # The archiver also reads the cleaner's retention settings (its keep.min follows the cleaner).
 ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
     KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, COMMITS_ARCHIVAL_BATCH, ARCHIVE_BEYOND_SAVEPOINT,
     ARCHIVE_MERGE_ENABLE, ARCHIVE_MERGE_SMALL_FILE_LIMIT_BYTES, ARCHIVE_MERGE_FILES_BATCH_SIZE,
     FAIL_ON_TIMELINE_ARCHIVING, INLINE_COMPACT_NUM_DELTA_COMMITS, INLINE_COMPACT_TRIGGER_STRATEGY,
-    CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED)
+    CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED,
+    *LOCK_OPTIONS)
 
 # ------------------------------------------------------------------------------ checks across settings
 RETAINED_BELOW_KEEP_MIN = f"{CLEANER_COMMITS_RETAINED.key} must be < {KEEP_MIN_COMMITS.key}"

@@ -11,13 +11,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from hudi_assets import config_options as opt
 from hudi_assets.config import WriteConfig
 from hudi_assets.storage import Storage
 from hudi_assets.timeline.timeline import METAFOLDER
 
 HEARTBEAT_FOLDER = f"{METAFOLDER}/.heartbeat"
-INTERVAL_MS = "hoodie.client.heartbeat.interval_in_ms"
-TOLERABLE_MISSES = "hoodie.client.heartbeat.tolerable.misses"
 
 
 def heartbeat_path(instant_time: str) -> str:
@@ -31,8 +30,7 @@ class HeartbeatConfig:
 
     @classmethod
     def from_write_config(cls, config: WriteConfig) -> HeartbeatConfig:
-        return cls(config.get_int(INTERVAL_MS, 60_000, minimum=1),
-                   config.get_int(TOLERABLE_MISSES, 2, minimum=1))
+        return cls(config.get(opt.HEARTBEAT_INTERVAL_MS), config.get(opt.HEARTBEAT_TOLERABLE_MISSES))
 
     @property
     def max_allowed_ms(self) -> int:

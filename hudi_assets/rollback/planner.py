@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import time
 
+from hudi_assets import config_options as opt
 from hudi_assets.engine import Engine, LocalEngine
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.fsview import LogFile, list_partitions, parse_base_file_name
@@ -32,7 +33,6 @@ from hudi_assets.timeline.timeline import COMMIT_ACTIONS, ActiveTimeline, Timeli
 
 log = logging.getLogger(__name__)
 
-USING_MARKERS = "hoodie.rollback.using.markers"
 CLUSTER_OPERATION = "CLUSTER"
 
 
@@ -71,7 +71,7 @@ def plan_rollback(table: HoodieTable, instant: Instant, engine: Engine | None = 
     if instant.is_requested:  # nothing was written: only the state file goes
         return RollbackPlan(instant.timestamp, instant.action)
     markers = read_markers(table.storage, instant.timestamp)
-    if table.write_config.get_bool(USING_MARKERS, True) and markers:
+    if table.write_config.get(opt.ROLLBACK_USING_MARKERS) and markers:
         requests = [_marker_request(table, instant, m) for m in markers]
     else:
         log.info("rolling back %s by listing: %s", instant,

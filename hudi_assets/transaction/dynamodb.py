@@ -18,7 +18,6 @@ Settings: `...dynamodb.table` (created, as Hudi creates it, when absent: `...bil
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 import uuid
@@ -27,26 +26,13 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
+from hudi_assets import config_options as opt
 from hudi_assets.exceptions import HudiAssetsError, InvalidConfigError
 from hudi_assets.table import HoodieTable
 from hudi_assets.transaction.heartbeat import Heartbeat
 from hudi_assets.transaction.lock_provider import LockProviderError, owner_name
 
 log = logging.getLogger(__name__)
-
-_PREFIX = "hoodie.write.lock.dynamodb."
-DYNAMODB_LOCK_TABLE_NAME = _PREFIX + "table"
-DYNAMODB_LOCK_PARTITION_KEY = _PREFIX + "partition_key"
-DYNAMODB_LOCK_REGION = _PREFIX + "region"
-DYNAMODB_LOCK_BILLING_MODE = _PREFIX + "billing_mode"
-DYNAMODB_LOCK_READ_CAPACITY = _PREFIX + "read_capacity"
-DYNAMODB_LOCK_WRITE_CAPACITY = _PREFIX + "write_capacity"
-DYNAMODB_LOCK_TABLE_CREATION_TIMEOUT = _PREFIX + "table_creation_timeout"
-DYNAMODB_ENDPOINT_URL = _PREFIX + "endpoint_url"
-AWS_ACCESS_KEY, AWS_SECRET_KEY, AWS_SESSION_TOKEN = ("hoodie.aws.access.key", "hoodie.aws.secret.key",
-                                                     "hoodie.aws.session.token")
-LOCK_ACQUIRE_WAIT_TIMEOUT_MS = "hoodie.write.lock.wait_time_ms"
-TABLE_NAME = "hoodie.table.name"
 
 # AmazonDynamoDBLockClient's attribute names.
 PARTITION_KEY = "key"
@@ -82,26 +68,24 @@ class DynamoDBBasedLockProvider:
     @classmethod
     def from_config(cls, table: HoodieTable, operation: str) -> DynamoDBBasedLockProvider:
         config = table.write_config
-        table_name = config.get_str(DYNAMODB_LOCK_TABLE_NAME, "").strip()
-        partition_key = config.get_str(DYNAMODB_LOCK_PARTITION_KEY, config.get_str(TABLE_NAME, "")).strip()
-        required = ((DYNAMODB_LOCK_TABLE_NAME, table_name), (DYNAMODB_LOCK_PARTITION_KEY, partition_key))
-        for key, value in required:
+        table_name = config.get(opt.DYNAMODB_LOCK_TABLE_NAME)
+        partition_key = config.get(opt.DYNAMODB_LOCK_PARTITION_KEY)
+        for option, value in ((opt.DYNAMODB_LOCK_TABLE_NAME, table_name),
+                              (opt.DYNAMODB_LOCK_PARTITION_KEY, partition_key)):
             if not value:
-                raise InvalidConfigError(f"{key} is not set: DynamoDBBasedLockProvider needs it, with the "
-                                         f"same value as the writer's")
-        region = config.get_str(DYNAMODB_LOCK_REGION, os.environ.get("AWS_REGION", "us-east-1"))
-        session = boto3.session.Session(aws_access_key_id=config.get_str(AWS_ACCESS_KEY, "") or None,
-                                        aws_secret_access_key=config.get_str(AWS_SECRET_KEY, "") or None,
-                                        aws_session_token=config.get_str(AWS_SESSION_TOKEN, "") or None,
-                                        region_name=region)
-        client = session.client("dynamodb", endpoint_url=config.get_str(DYNAMODB_ENDPOINT_URL, "") or None)
-        provider = cls(client, table_name, partition_key,
-                       config.get_int(LOCK_ACQUIRE_WAIT_TIMEOUT_MS, 60_000, minimum=1), operation)
-        provider._ensure_table(config.get_enum(DYNAMODB_LOCK_BILLING_MODE, "PAY_PER_REQUEST",
-                                               ("PAY_PER_REQUEST", "PROVISIONED")),
-                               config.get_int(DYNAMODB_LOCK_READ_CAPACITY, 20, minimum=1),
-                               config.get_int(DYNAMODB_LOCK_WRITE_CAPACITY, 10, minimum=1),
-                               config.get_int(DYNAMODB_LOCK_TABLE_CREATION_TIMEOUT, 600_000, minimum=0))
+                raise InvalidConfigError(f"{option.key} is not set: DynamoDBBasedLockProvider needs it, with "
+                                         f"the same value as the writer's")
+        session = boto3.session.Session(aws_access_key_id=config.get(opt.AWS_ACCESS_KEY) or None,
+                                        aws_secret_access_key=config.get(opt.AWS_SECRET_KEY) or None,
+                                        aws_session_token=config.get(opt.AWS_SESSION_TOKEN) or None,
+                                        region_name=config.get(opt.DYNAMODB_LOCK_REGION))
+        client = session.client("dynamodb", endpoint_url=config.get(opt.DYNAMODB_ENDPOINT_URL) or None)
+        provider = cls(client, table_name, partition_key, config.get(opt.LOCK_ACQUIRE_WAIT_TIMEOUT_MS),
+                       operation)
+        provider._ensure_table(config.get(opt.DYNAMODB_LOCK_BILLING_MODE),
+                               config.get(opt.DYNAMODB_LOCK_READ_CAPACITY),
+                               config.get(opt.DYNAMODB_LOCK_WRITE_CAPACITY),
+                               config.get(opt.DYNAMODB_LOCK_TABLE_CREATION_TIMEOUT))
         return provider
 
     @property

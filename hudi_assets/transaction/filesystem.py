@@ -24,6 +24,7 @@ import traceback
 from datetime import datetime
 from pathlib import PurePosixPath
 
+from hudi_assets import config_options as opt
 from hudi_assets.exceptions import HudiAssetsError, InvalidConfigError
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
@@ -33,9 +34,6 @@ from hudi_assets.transaction.lock_provider import LockProviderError, owner_name
 
 log = logging.getLogger(__name__)
 
-FILESYSTEM_LOCK_PATH = "hoodie.write.lock.filesystem.path"
-FILESYSTEM_LOCK_EXPIRE = "hoodie.write.lock.filesystem.expire"
-HOODIE_FS_ATOMIC_CREATION_SUPPORT = "hoodie.fs.atomic_creation.support"
 LOCK_FILE_NAME = "lock"
 # StorageSchemes whose supportAtomicCreation is true (Hudi 0.15).
 ATOMIC_CREATION_SCHEMES = frozenset({"file", "hdfs", "viewfs", "dfs", "hopsfs"})
@@ -79,10 +77,10 @@ class FileSystemBasedLockProvider:
     @classmethod
     def from_config(cls, table: HoodieTable, operation: str) -> FileSystemBasedLockProvider:
         config = table.write_config
-        directory = config.get_str(FILESYSTEM_LOCK_PATH, "").strip() or f"{table.base_path}/{METAFOLDER}"
-        expire = config.get_int(FILESYSTEM_LOCK_EXPIRE, 0, minimum=0)
+        directory = config.get(opt.FILESYSTEM_LOCK_PATH) or f"{table.base_path}/{METAFOLDER}"
+        expire = config.get(opt.FILESYSTEM_LOCK_EXPIRE)
         storage = Storage(directory, table.storage.options)
-        custom = {s.strip() for s in config.get_str(HOODIE_FS_ATOMIC_CREATION_SUPPORT, "").split(",")}
+        custom = {s.strip() for s in config.get(opt.HOODIE_FS_ATOMIC_CREATION_SUPPORT).split(",")}
         if storage.scheme not in ATOMIC_CREATION_SCHEMES | custom:
             raise InvalidConfigError(
                 f"{storage.uri(LOCK_FILE_NAME)}: FileSystemBasedLockProvider needs a store with atomic "

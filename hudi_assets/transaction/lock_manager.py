@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from hudi_assets import config_options as opt
 from hudi_assets.config import WriteConfig
 from hudi_assets.exceptions import HudiAssetsError, InvalidConfigError, TableBusyError
 from hudi_assets.lock import TableLock
@@ -24,11 +25,6 @@ from hudi_assets.table import HoodieTable
 from hudi_assets.transaction.lock_provider import HeldLock, LockProvider, LockProviderError
 
 log = logging.getLogger(__name__)
-
-LOCK_PROVIDER = "hoodie.write.lock.provider"
-LOCK_ACQUIRE_WAIT_TIMEOUT_MS = "hoodie.write.lock.wait_time_ms"
-LOCK_ACQUIRE_CLIENT_NUM_RETRIES = "hoodie.write.lock.client.num_retries"
-LOCK_ACQUIRE_CLIENT_RETRY_WAIT_TIME_MS = "hoodie.write.lock.client.wait_time_ms_between_retry"
 
 _PACKAGE = "org.apache.hudi.client.transaction.lock."
 FILESYSTEM_PROVIDER = _PACKAGE + "FileSystemBasedLockProvider"
@@ -43,23 +39,22 @@ _HELD: dict[str, HeldLock] = {}  # base URI -> the provider lock this process ho
 class LockRetries:
     """The lock manager's retry settings, with `HoodieLockConfig`'s defaults."""
 
-    wait_time_ms: int = 60_000
-    client_num_retries: int = 50
-    client_wait_time_ms_between_retry: int = 5_000
+    wait_time_ms: int = opt.LOCK_ACQUIRE_WAIT_TIMEOUT_MS.default
+    client_num_retries: int = opt.LOCK_ACQUIRE_CLIENT_NUM_RETRIES.default
+    client_wait_time_ms_between_retry: int = opt.LOCK_ACQUIRE_CLIENT_RETRY_WAIT_TIME_MS.default
 
     @classmethod
     def from_config(cls, config: WriteConfig) -> LockRetries:
-        return cls(config.get_int(LOCK_ACQUIRE_WAIT_TIMEOUT_MS, cls.wait_time_ms, minimum=0),
-                   config.get_int(LOCK_ACQUIRE_CLIENT_NUM_RETRIES, cls.client_num_retries, minimum=0),
-                   config.get_int(LOCK_ACQUIRE_CLIENT_RETRY_WAIT_TIME_MS,
-                                  cls.client_wait_time_ms_between_retry, minimum=0))
+        return cls(config.get(opt.LOCK_ACQUIRE_WAIT_TIMEOUT_MS),
+                   config.get(opt.LOCK_ACQUIRE_CLIENT_NUM_RETRIES),
+                   config.get(opt.LOCK_ACQUIRE_CLIENT_RETRY_WAIT_TIME_MS))
 
 
 def lock_provider(table: HoodieTable, operation: str) -> LockProvider | None:
     """The provider `hoodie.write.lock.provider` names, built from the table's write config; None
     when none is configured. Providers that cannot exclude another process are refused."""
     config = table.write_config
-    name = config.get_str(LOCK_PROVIDER, "").strip()
+    name = config.get(opt.LOCK_PROVIDER)
     if not name:
         return None
     if name == FILESYSTEM_PROVIDER:
@@ -74,14 +69,13 @@ def lock_provider(table: HoodieTable, operation: str) -> LockProvider | None:
         from hudi_assets.transaction.dynamodb import DynamoDBBasedLockProvider
 
         return DynamoDBBasedLockProvider.from_config(table, operation)
-    source = config.sources.get(LOCK_PROVIDER, "default")
     if name == IN_PROCESS_PROVIDER:
         raise InvalidConfigError(
-            f"{LOCK_PROVIDER}={name} (from {source}): an in-process lock lives in one JVM's memory, so "
+            f"{config.describe(opt.LOCK_PROVIDER)}: an in-process lock lives in one JVM's memory, so "
             f"it cannot exclude hudi-assets, a process of its own, from the writer; configure "
             f"{FILESYSTEM_PROVIDER}, {ZOOKEEPER_PROVIDER} or {DYNAMODB_PROVIDER} on both sides")
     raise InvalidConfigError(
-        f"{LOCK_PROVIDER}={name} (from {source}): not supported by hudi-assets; supported: "
+        f"{config.describe(opt.LOCK_PROVIDER)}: not supported by hudi-assets; supported: "
         f"{FILESYSTEM_PROVIDER}, {ZOOKEEPER_PROVIDER}, {DYNAMODB_PROVIDER}")
 
 

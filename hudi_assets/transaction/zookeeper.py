@@ -27,21 +27,13 @@ from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
+from hudi_assets import config_options as opt
 from hudi_assets.exceptions import HudiAssetsError, InvalidConfigError
 from hudi_assets.table import HoodieTable
 from hudi_assets.transaction.lock_provider import LockProviderError, owner_name
 
 log = logging.getLogger(__name__)
 
-ZK_CONNECT_URL = "hoodie.write.lock.zookeeper.url"
-ZK_BASE_PATH = "hoodie.write.lock.zookeeper.base_path"
-ZK_LOCK_KEY = "hoodie.write.lock.zookeeper.lock_key"
-ZK_SESSION_TIMEOUT_MS = "hoodie.write.lock.zookeeper.session_timeout_ms"
-ZK_CONNECTION_TIMEOUT_MS = "hoodie.write.lock.zookeeper.connection_timeout_ms"
-LOCK_ACQUIRE_RETRY_WAIT_TIME_MS = "hoodie.write.lock.wait_time_ms_between_retry"
-LOCK_ACQUIRE_RETRY_MAX_WAIT_TIME_MS = "hoodie.write.lock.max_wait_time_ms_between_retry"
-LOCK_ACQUIRE_NUM_RETRIES = "hoodie.write.lock.num_retries"
-TABLE_NAME = "hoodie.table.name"
 
 LOCK_NAME = "lock-"  # InterProcessMutex.LOCK_NAME
 PROTECTED_PREFIX = "_c_"  # Curator's CreateBuilder.withProtection()
@@ -65,24 +57,26 @@ class ZookeeperBasedLockProvider:
     @classmethod
     def from_config(cls, table: HoodieTable, operation: str) -> ZookeeperBasedLockProvider:
         config = table.write_config
-        url = config.get_str(ZK_CONNECT_URL, "").strip()
-        base_path = config.get_str(ZK_BASE_PATH, "").strip()
-        lock_key = config.get_str(ZK_LOCK_KEY, config.get_str(TABLE_NAME, "")).strip()
-        for key, value in ((ZK_CONNECT_URL, url), (ZK_BASE_PATH, base_path), (ZK_LOCK_KEY, lock_key)):
+        url = config.get(opt.ZK_CONNECT_URL)
+        base_path = config.get(opt.ZK_BASE_PATH)
+        lock_key = config.get(opt.ZK_LOCK_KEY)
+        required = ((opt.ZK_CONNECT_URL, url), (opt.ZK_BASE_PATH, base_path), (opt.ZK_LOCK_KEY, lock_key))
+        for option, value in required:
             if not value:
-                raise InvalidConfigError(f"{key} is not set: ZookeeperBasedLockProvider needs it, with the "
-                                         f"same value as the writer's")
+                raise InvalidConfigError(f"{option.key} is not set: ZookeeperBasedLockProvider needs it, "
+                                         f"with the same value as the writer's")
         if not base_path.startswith("/"):
-            raise InvalidConfigError(f"{ZK_BASE_PATH}={base_path!r}: a ZooKeeper path starts with '/'")
+            raise InvalidConfigError(f"{opt.ZK_BASE_PATH.key}={base_path!r}: a ZooKeeper path starts "
+                                     f"with '/'")
         retry = KazooRetry(
-            max_tries=config.get_int(LOCK_ACQUIRE_NUM_RETRIES, 15, minimum=0),
-            delay=config.get_int(LOCK_ACQUIRE_RETRY_WAIT_TIME_MS, 1000, minimum=0) / 1000,
-            max_delay=config.get_int(LOCK_ACQUIRE_RETRY_MAX_WAIT_TIME_MS, 16000, minimum=0) / 1000,
+            max_tries=config.get(opt.LOCK_ACQUIRE_NUM_RETRIES),
+            delay=config.get(opt.LOCK_ACQUIRE_RETRY_WAIT_TIME_MS) / 1000,
+            max_delay=config.get(opt.LOCK_ACQUIRE_RETRY_MAX_WAIT_TIME_MS) / 1000,
             backoff=2, ignore_expire=False)
-        session_timeout = config.get_int(ZK_SESSION_TIMEOUT_MS, 60_000, minimum=1) / 1000
+        session_timeout = config.get(opt.ZK_SESSION_TIMEOUT_MS) / 1000
         client = KazooClient(hosts=url, timeout=session_timeout, connection_retry=retry.copy(),
                              command_retry=retry.copy())
-        timeout = config.get_int(ZK_CONNECTION_TIMEOUT_MS, 15_000, minimum=1) / 1000
+        timeout = config.get(opt.ZK_CONNECTION_TIMEOUT_MS) / 1000
         return cls(client, f"{base_path.rstrip('/')}/{lock_key}", operation, timeout)
 
     @property
