@@ -33,7 +33,6 @@ from hudi_assets.timeline import metadata
 from hudi_assets.timeline.archived import ArchivedTimeline
 from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT, ROLLBACK, State
 
-SOAK_SECONDS = 30.0  # per table type; the writer's --seconds
 LAUNCHER = Path(__file__).with_name("live_writer_launcher.py")
 SETTINGS = {
     "hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL",
@@ -161,14 +160,15 @@ def _timeline_counts(table: HoodieTable) -> tuple[Counter, Counter, list[dict]]:
 
 
 @pytest.mark.parametrize("table_type", [COPY_ON_WRITE, MERGE_ON_READ])
-def test_clean_and_archive_beside_a_live_writer(tmp_path, table_type):
-    soak = _run_soak(tmp_path, table_type, SOAK_SECONDS)
+def test_clean_and_archive_beside_a_live_writer(tmp_path, table_type, request):
+    seconds = request.config.getoption("--soak-seconds")  # the writer's --seconds
+    soak = _run_soak(tmp_path, table_type, seconds)
     failures = [(args, code, out[-3000:]) for args, code, out in soak.runs if code != 0]
     assert not failures, failures
     outcomes = _outcomes(soak)
     completed = {r["instant"]: r for r in outcomes["completed"]}
     crashed = outcomes["killed"] + outcomes["aborted"]
-    assert len(completed) > 2 * SOAK_SECONDS and outcomes["killed"], {k: len(v) for k, v in outcomes.items()}
+    assert len(completed) > 2 * seconds and outcomes["killed"], {k: len(v) for k, v in outcomes.items()}
     holds = _check_lock_never_shared(soak)
     assert holds > 2 * len(completed)  # the writer locks twice a commit
 
@@ -198,7 +198,7 @@ def test_clean_and_archive_beside_a_live_writer(tmp_path, table_type):
     leftovers = [p.relative_to(soak.base).as_posix() for p in soak.base.rglob("*.parquet")]
     assert set(leftovers) <= written, "every base file belongs to a completed commit"
 
-    # The cleaner really cleaned (COW) and hudi-rs reads each commit since its ECTR as written.
+    # hudi-rs reads each commit since its ECTR as written.
     cleans = active.clean_timeline().filter_completed().instants
     assert cleans
     last_clean = metadata.completed_metadata(active, cleans[-1]) or {}
@@ -209,6 +209,6 @@ def test_clean_and_archive_beside_a_live_writer(tmp_path, table_type):
     for instant in readable:
         assert _read(soak.base, instant) == completed[instant]["rows"], f"read as of {instant}"
     assert _read(soak.base) == completed[max(completed)]["rows"]
-    if table_type == COPY_ON_WRITE:  # old base file versions went
-        assert any(args[0] == "clean" and " 0 files deleted" not in out and "files deleted" in out
-                   for args, _, out in soak.runs)
+    # Old file slices went: base file versions (COW), slices compacted since (MOR).
+    assert any(args[0] == "clean" and " 0 files deleted" not in out and "files deleted" in out
+               for args, _, out in soak.runs)

@@ -15,6 +15,10 @@ Each commit follows BaseHoodieWriteClient's order (Hudi 0.15):
    (`HeartbeatUtils.abortIfHeartbeatExpired`), else write `completed`;
 4. without the lock (postCommit): delete the marker directory and the heartbeat file.
 
+On MOR every few commits are followed by an inline compaction, as Hudi's writer runs it: the plan
+(`compaction.requested`) scheduled under the lock, new base files of the merged slices written, the
+`commit` completed under the lock. Compactions never crash (a pending one is resumed, not rolled back).
+
 A commit chosen to crash stops after its requested file, its inflight file or some of its data files,
 leaving them (and markers) in place and letting its heartbeat go stale, as a killed writer does; the
 next cleaner rolls it back. Every outcome is appended to a JSON-lines commit log: completed commits
@@ -36,12 +40,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hudi_assets.config import parse_overrides
-from hudi_assets.demo.formats import partition_metadata
+from hudi_assets.demo.formats import marker_name, parquet_base_file, partition_metadata
 from hudi_assets.demo.generator import (
+    BASE_FILE_EXTENSION,
     PARTITION_METAFILE,
     _Commit,
     _Generator,
     _Group,
+    _Slice,
+    _stat,
+    _Write,
     default_partition_values,
 )
 from hudi_assets.heartbeat import HeartbeatConfig, delete_heartbeat, heartbeat_path, is_heartbeat_expired
@@ -50,7 +58,7 @@ from hudi_assets.rollback.planner import latest_log_file, pending_writes
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import COPY_ON_WRITE, MERGE_ON_READ
-from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT, Instant, State
+from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time, parse_instant_time
 from hudi_assets.transaction import table_lock
 from hudi_assets.transaction.heartbeat import Heartbeat
@@ -65,12 +73,14 @@ COMPLETED, KILLED, ABORTED = "completed", "killed", "aborted"
 class StreamingSettings:
     """How the live writer behaves. `crash_rate`: the share of commits that crash half-way;
     `insert_every`: every n-th commit also creates a file group; `updates`: file groups each commit
-    rewrites (COW) or appends to (MOR)."""
+    rewrites (COW) or appends to (MOR); `compact_every`: MOR, every n-th commit is followed by an
+    inline compaction of every slice with log files."""
 
     interval_seconds: float = 0.2
     crash_rate: float = 0.1
     insert_every: int = 10
     updates: int = 2
+    compact_every: int = 8
     seed: int = 0
 
 
@@ -181,7 +191,55 @@ class StreamingWriter(_Generator):
         if outcome == COMPLETED:  # postCommit
             delete_marker_dir(self.storage, commit.ts)
             delete_heartbeat(self.storage, commit.ts)
+            if self.is_mor and self.index % self.settings.compact_every == 0:
+                self.compact()
         return outcome
+
+    # ---------------------------------------------------------------------- compaction
+    def compact(self) -> None:
+        """Schedule, execute and complete a compaction of every slice with log files."""
+        with self._locked("compaction"):
+            self._write_compaction_plan()
+        if self.compaction is None:
+            return
+        ts, self.compaction = self.compaction, None
+        requested = Instant(ts, COMPACTION, State.REQUESTED)
+        moment = parse_instant_time(ts)
+        assert moment is not None
+        commit = _Commit(ts, moment.astimezone(), COMMIT, "COMPACT", self.stage)
+        self._put_instant(requested.with_state(State.INFLIGHT))
+        for group in [g for g in self._live_groups() if g.pending_compaction == ts]:
+            write = self._compact_slice(commit, group)
+            commit.writes.append(write)
+            self._put(f"{marker_dir(ts)}/{write.marker}", b"")
+        completed = requested.with_state(State.COMPLETED)
+        metadata = self._completed_metadata(commit)
+        metadata.compacted = True
+        with self._locked("commit"):
+            self._put_instant(completed, metadata.to_json())
+        self._record_completed(commit, completed)
+        self.snapshots.pop(ts, None)
+        delete_marker_dir(self.storage, ts)
+        self._log_completed(commit)
+
+    def _compact_slice(self, commit: _Commit, group: _Group) -> _Write:
+        """A new base file holding the slice's merged records (Hudi's compactor, a create handle)."""
+        _, token = self._token(commit)
+        name = f"{group.file_id}_{token}_{commit.ts}{BASE_FILE_EXTENSION}"
+        rows = {key: {**self.rows[key], "_hoodie_file_name": name} for key in group.keys}
+        data = parquet_base_file(self.schema, list(rows.values()), bloom_entries=self.bloom_entries)
+        self._put_data(f"{group.partition}/{name}", data)
+        current = group.slice
+        stat = _stat(fileId=group.file_id, path=f"{group.partition}/{name}", prevCommit=current.base_instant,
+                     numWrites=len(rows), numUpdateWrites=len(rows), totalWriteBytes=len(data),
+                     partitionPath=group.partition, fileSizeInBytes=len(data),
+                     totalLogFilesCompacted=len(current.logs), runtimeStats=self._runtime(create=False))
+
+        def apply() -> None:
+            group.slice = _Slice(commit.ts, name, len(data))
+            group.pending_compaction = None
+
+        return _Write(group.partition, stat, marker_name(group.partition, name, "CREATE"), apply, rows)
 
     def _write(self, commit: _Commit, requested: Instant, crash: str | None,
                heartbeat: WriterHeartbeat) -> str:
@@ -213,9 +271,8 @@ class StreamingWriter(_Generator):
             self._log(commit.ts, ABORTED, reason=problem, files=[w.stat.path for w in commit.writes])
             return ABORTED
         self._record_completed(commit, completed)
-        rows = {key: [row["_hoodie_commit_time"], row["fare"]] for key, row in self.rows.items()}
         self.snapshots.pop(commit.ts, None)  # the commit log keeps them
-        self._log(commit.ts, COMPLETED, files=[w.stat.path for w in commit.writes], rows=rows)
+        self._log_completed(commit)
         return COMPLETED
 
     def _abort_reason(self, instant_time: str, heartbeat: WriterHeartbeat) -> str | None:
@@ -232,6 +289,10 @@ class StreamingWriter(_Generator):
         self._record_failed(commit, last)
         self._log(commit.ts, KILLED, stage=stage, files=[w.stat.path for w in commit.writes])
         return KILLED
+
+    def _log_completed(self, commit: _Commit) -> None:
+        rows = {key: [row["_hoodie_commit_time"], row["fare"]] for key, row in self.rows.items()}
+        self._log(commit.ts, COMPLETED, files=[w.stat.path for w in commit.writes], rows=rows)
 
     def _log(self, instant_time: str, outcome: str, **details: Any) -> None:
         line = json.dumps({"instant": instant_time, "outcome": outcome, **details}) + "\n"
