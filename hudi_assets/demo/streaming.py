@@ -52,7 +52,7 @@ from hudi_assets.demo.generator import (
     _Write,
     default_partition_values,
 )
-from hudi_assets.heartbeat import HeartbeatConfig, delete_heartbeat, heartbeat_path, is_heartbeat_expired
+from hudi_assets.heartbeat import HeartbeatConfig, delete_heartbeat, heartbeat_path
 from hudi_assets.rollback.markers import delete_marker_dir, marker_dir
 from hudi_assets.rollback.planner import latest_log_file, pending_writes
 from hudi_assets.storage import Storage
@@ -67,6 +67,8 @@ log = logging.getLogger(__name__)
 
 CRASH_STAGES = ("requested", "inflight", "data")
 COMPLETED, KILLED, ABORTED = "completed", "killed", "aborted"
+EXPIRED = "its heartbeat expired"
+ROLLED_BACK_LIVE = "it was rolled back while its heartbeat was live"
 
 
 @dataclass(frozen=True)
@@ -106,9 +108,11 @@ class WriterHeartbeat:
         self._last = now
         return True
 
-    @property
-    def lost(self) -> bool:
-        return self._thread.lost.is_set()
+    def expired(self) -> bool:
+        """Whether the file went unrenewed longer than tolerated at some point, so that another
+        client may rightly have rolled the write back."""
+        late = (time.monotonic() - self._last) * 1000 > self.config.max_allowed_ms
+        return late or self._thread.lost.is_set()
 
     def stop(self) -> None:
         """Stop renewing (a crashed writer's heartbeat just goes stale)."""
@@ -276,13 +280,13 @@ class StreamingWriter(_Generator):
         return COMPLETED
 
     def _abort_reason(self, instant_time: str, heartbeat: WriterHeartbeat) -> str | None:
-        """Why the write must not complete: its heartbeat expired (another client may be rolling it
-        back) or it is no longer pending (rolled back)."""
+        """Why the write must not complete: its heartbeat expired (another client may have rolled it
+        back), or, which no client may do, it was rolled back although its heartbeat was live."""
         assert self.table is not None
-        if heartbeat.lost or is_heartbeat_expired(self.storage, instant_time, self.heartbeat_config):
-            return "its heartbeat expired"
+        if heartbeat.expired():
+            return EXPIRED
         if pending_writes(self.table.reload_timeline()).get(instant_time) is None:
-            return "it was rolled back"
+            return ROLLED_BACK_LIVE
         return None
 
     def _crashed(self, commit: _Commit, last: Instant, stage: str) -> str:
