@@ -120,7 +120,7 @@ class WriterHeartbeat:
 
 
 class StreamingWriter(_Generator):
-    """The demo generator, committing live into an existing or new table (see the module doc)."""
+    """The demo generator, committing live into a new table (see the module doc)."""
 
     def __init__(self, storage: Storage, table_type: str, settings: StreamingSettings, *,
                  commit_log: str, props_file: str | None = None,
