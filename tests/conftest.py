@@ -8,6 +8,11 @@ import pytest
 from refdata import table_zips, unzip_table
 
 
+def pytest_addoption(parser):
+    parser.addoption("--soak-seconds", type=float, default=30.0,
+                     help="how long the live writer of test_live_writer.py commits, per table type")
+
+
 @pytest.fixture(scope="session")
 def real_tables(tmp_path_factory) -> dict[str, Path]:
     """Every real table of ../shared/tables unzipped once per session, by zip name."""

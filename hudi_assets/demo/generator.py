@@ -424,7 +424,7 @@ class _Generator:
 
             return _Write(partition, stat, marker_name(partition, name, "MERGE"), apply_cow, rows)
 
-        version = len(current.logs) + 1
+        version = self._next_log_version(group)
         name = LogFileName(file_id, current.base_instant, "log", version, token).format()
         data = b""
         if not self.fast:
@@ -446,6 +446,10 @@ class _Generator:
         # 0.x names an append handle's marker after the slice's base file name.
         marker = f"{file_id}_{token}_{current.base_instant}{BASE_FILE_EXTENSION}"
         return _Write(partition, stat, marker_name(partition, marker, "APPEND"), apply_mor, rows, True)
+
+    def _next_log_version(self, group: _Group) -> int:
+        """The version of the log file an append to `group`'s current slice writes."""
+        return len(group.slice.logs) + 1
 
     def _runtime(self, create: bool) -> dict[str, int]:
         millis = self.rng.randint(40, 900)
@@ -505,17 +509,25 @@ class _Generator:
             self._put(f"{partition}/{PARTITION_METAFILE}", metadata)
         self._execute(commit)
         if not complete:
-            self.instants.append(requested.with_state(State.INFLIGHT))
             markers = timeline_server_markers(w.marker for w in commit.writes)
             for file_name, data in markers.items():
                 self._put(f".hoodie/.temp/{commit.ts}/{file_name}", data)
-            for write in commit.writes:
-                if write.in_view_if_failed:
-                    write.apply()
-            self.failed = commit.ts
-            self.failed_files = [w.stat.path for w in commit.writes if w.stat.path]
+            self._record_failed(commit, requested.with_state(State.INFLIGHT))
             return
         self._put_instant(requested.with_state(State.COMPLETED), self._completed_metadata(commit).to_json())
+        self._record_completed(commit, requested.with_state(State.COMPLETED))
+
+    def _record_failed(self, commit: _Commit, last: Instant) -> None:
+        """Bookkeeping of a write that stopped at `last`: its log files stay in their slices."""
+        self.instants.append(last)
+        for write in commit.writes:
+            if write.in_view_if_failed:
+                write.apply()
+        self.failed = commit.ts
+        self.failed_files = [w.stat.path for w in commit.writes if w.stat.path]
+
+    def _record_completed(self, commit: _Commit, completed: Instant) -> None:
+        """Bookkeeping of a completed commit: file groups, rows and the snapshot as of it."""
         for key in commit.removed_keys:
             self.rows.pop(key, None)
         for write in commit.writes:
@@ -524,7 +536,7 @@ class _Generator:
         for action in commit.on_complete:
             action()
         self.created.extend(commit.new_partitions)
-        self.instants.append(requested.with_state(State.COMPLETED))
+        self.instants.append(completed)
         self.operations[commit.ts] = commit.operation
         self.snapshots[commit.ts] = dict(self.rows) if not self.fast else {}
 

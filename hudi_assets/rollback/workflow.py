@@ -16,7 +16,6 @@ from datetime import datetime
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import HudiInputError, UnsupportedTableError
 from hudi_assets.heartbeat import HeartbeatConfig, delete_heartbeat, is_heartbeat_expired, last_heartbeat_ms
-from hudi_assets.lock import TableLock
 from hudi_assets.rollback.executor import RollbackActionExecutor, RollbackHooks
 from hudi_assets.rollback.markers import delete_marker_dir
 from hudi_assets.rollback.metadata import RollbackPlan
@@ -25,6 +24,7 @@ from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import COMPACTION, REPLACE_COMMIT, ROLLBACK, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time
+from hudi_assets.transaction import table_lock
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ def rollback_write(table: HoodieTable, instant_time: str, force: bool = False, e
     `HudiInputError` when `instant_time` is not a pending commit, deltacommit or non-clustering
     replacecommit, or when its writer's heartbeat is live, unless `force`."""
     refuse_metadata_table(table)
-    with TableLock.hold(table, "rollback"):
+    with table_lock(table, "rollback"):
         pending = pending_rollbacks(table)
         if instant_time not in pending:
             if _finish_completed(table, instant_time):

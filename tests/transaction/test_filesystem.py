@@ -195,3 +195,17 @@ def test_without_a_provider_the_interim_lock_is_used(base):
     with table_lock(open_table(base), "clean"):
         assert (base / ".hoodie/.aux/hudi-assets.lock").exists()
         assert not (base / ".hoodie/lock").exists()
+
+
+def test_cli_rollback_waits_for_hudis_lock_like_clean(demo_base, capsys):
+    """A rollback deletes files and timeline entries: it too must exclude the writers holding Hudi's lock."""
+    failed = sorted(p.name for p in (demo_base / ".hoodie").glob("*.inflight"))[-1].split(".")[0]
+    (demo_base / ".hoodie" / "lock").write_bytes(JAVA_LOCK_INFO)
+    before = tree(demo_base)
+    conf = [f"{k}={v}" for k, v in {**FAST_RETRIES, **FS}.items()]
+    assert main(["rollback", str(demo_base), failed, *[a for c in conf for a in ("--hoodie-conf", c)]]) == 1
+    assert "pool-7-thread-1" in capsys.readouterr().err
+    assert tree(demo_base) == before
+    (demo_base / ".hoodie" / "lock").unlink()
+    assert main(["rollback", str(demo_base), failed, *[a for c in conf for a in ("--hoodie-conf", c)]]) == 0
+    assert not list((demo_base / ".hoodie").glob(f"{failed}.*")) and not (demo_base / ".hoodie/lock").exists()
