@@ -20,6 +20,8 @@ from hudi_assets.storage import Storage
 PROPERTIES_FILE = ".hoodie/hoodie.properties"
 BACKUP_FILE = ".hoodie/hoodie.properties.backup"
 SUPPORTED_TABLE_VERSIONS = (5, 6)
+# Versions whose files read-only commands (`metadata`) understand: Hudi 1.0 (8) and 1.1 (9) as well.
+READABLE_TABLE_VERSIONS = (5, 6, 8, 9)
 
 COPY_ON_WRITE = "COPY_ON_WRITE"
 MERGE_ON_READ = "MERGE_ON_READ"
@@ -136,6 +138,19 @@ class TableConfig:
         if self.timeline_layout_version not in (0, 1):
             raise UnsupportedTableError(
                 f"{where}: timeline layout version {self.timeline_layout_version} is not supported"
+            )
+
+    def check_readable(self, where: str) -> None:
+        """Refuse, for read-only commands, tables whose files we cannot read (the writing commands
+        call `check_supported`, which refuses Hudi 1.x tables too)."""
+        if self.table_version not in READABLE_TABLE_VERSIONS:
+            raise UnsupportedTableError(
+                f"{where}: table version {self.table_version} cannot be read; hudi-assets reads table "
+                f"versions {', '.join(map(str, READABLE_TABLE_VERSIONS))}"
+            )
+        if self.timeline_layout_version not in (0, 1, 2):
+            raise UnsupportedTableError(
+                f"{where}: timeline layout version {self.timeline_layout_version} cannot be read"
             )
 
 

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from hudi_assets.avro.container import MAGIC as AVRO_MAGIC
+from hudi_assets.avro.container import deserialize_any
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.timeline import jackson
 
@@ -89,6 +91,18 @@ class CommitMetadata:
     operation_type: str = "UNKNOWN"
     partition_to_replace_file_ids: dict[str, list[str]] | None = None
     other: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: str) -> CommitMetadata:
+        """Parse a commit file in either encoding: JSON (table version 6) or, from Hudi 1.0 on
+        (timeline layout 2), an Avro container of HoodieCommitMetadata / HoodieReplaceCommitMetadata."""
+        if not data.startswith(AVRO_MAGIC):
+            return cls.from_json(data, path)
+        _, record = deserialize_any(data, path)
+        try:
+            return cls._from_object(record)
+        except (TypeError, AttributeError, ValueError) as exc:
+            raise CorruptFileError(path, f"commit metadata has an unexpected shape ({exc})") from exc
 
     @classmethod
     def from_json(cls, data: bytes, path: str) -> CommitMetadata:

@@ -54,10 +54,10 @@ def _schema(schemas: dict[str, str], instant: Instant, what: str) -> str:
 
 
 def commit_metadata(timeline: ActiveTimeline, instant: Instant) -> CommitMetadata:
-    """Commit JSON of a commit/deltacommit/replacecommit state file (empty file: empty metadata)."""
+    """Commit metadata of a commit/deltacommit/replacecommit state file (empty file: empty metadata)."""
     if instant.action not in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT):
         raise ValueError(f"{instant.file_name}: a {instant.action} instant has no commit metadata")
-    return CommitMetadata.from_json(timeline.read_details(instant), _path(timeline, instant))
+    return CommitMetadata.from_bytes(timeline.read_details(instant), _path(timeline, instant))
 
 
 def avro_metadata(timeline: ActiveTimeline, instant: Instant, schema_name: str) -> dict[str, Any] | None:

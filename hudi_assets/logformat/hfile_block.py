@@ -1,0 +1,60 @@
+"""HFILE_DATA block content, as Hudi's `HoodieHFileDataBlock` writes it (the metadata table's logs).
+
+The content is a whole HFile: one cell per record, the record key as row and the record as plain Avro
+binary written with the block's SCHEMA header as value. Writers blank the key field inside the value
+(it is the row), so the key is always taken from the row.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from functools import lru_cache
+from typing import Any
+
+from fastavro import parse_schema, schemaless_reader
+from fastavro.types import Schema
+
+from hudi_assets.exceptions import CorruptFileError
+from hudi_assets.hfile import HFileReader
+from hudi_assets.logformat.block import HeaderKey, LogBlock
+
+
+def decode_hfile_records(
+    reader: HFileReader, schema_text: str, *, where: str
+) -> list[tuple[str, dict[str, Any]]]:
+    """(record key, record) of every cell of an HFile whose values are Avro records of `schema_text`."""
+    schema = avro_schema(schema_text, reader.name, where)
+    records = []
+    for row, value in reader.entries():
+        key = row.decode("utf-8", errors="replace")
+        try:
+            record = schemaless_reader(io.BytesIO(value), schema, None)
+        except Exception as exc:  # fastavro raises many kinds for bad bytes
+            raise CorruptFileError(
+                reader.name, f"{where}: the record of key {key!r} cannot be decoded: {exc!r}") from exc
+        records.append((key, record))
+    return records
+
+
+def decode_hfile_data_block(block: LogBlock, *, path: str = "<log block>") -> list[tuple[str, Any]]:
+    """(record key, record) of every record of an HFILE_DATA block, in key order."""
+    where = f"HFILE_DATA block at offset {block.offset}"
+    schema_text = block.header.get(HeaderKey.SCHEMA)
+    if schema_text is None:
+        raise CorruptFileError(path, f"{where} has no SCHEMA header")
+    reader = HFileReader(block.content, name=f"{path} ({where})")
+    return decode_hfile_records(reader, schema_text, where=where)
+
+
+def avro_schema(text: str, path: str, where: str) -> Schema:
+    """The parsed writer schema of a block or base file; unparsable text is a corrupt file."""
+    try:
+        return _parsed(text)
+    except Exception as exc:  # whatever json/fastavro raise for the file's schema text
+        raise CorruptFileError(path, f"{where} has an unparsable Avro schema: {exc}") from exc
+
+
+@lru_cache(maxsize=16)
+def _parsed(text: str) -> Schema:
+    return parse_schema(json.loads(text))

@@ -1,0 +1,110 @@
+"""`hudi-assets metadata PATH [--json] [--validate]`: read a table's metadata table, any table version.
+
+Read-only. Shows the metadata partitions with the latest merged file slice of each file group, the
+latest metadata compaction and the deltacommits since, and per data partition what the `files`
+partition lists. `--validate` compares that listing with storage: exit 0 consistent, 1 drift (each
+difference named), 2 bad input or no metadata table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from hudi_assets.metadata.file_group import DataFile, MetadataFileSlice
+from hudi_assets.metadata.table import MetadataTable
+from hudi_assets.metadata.validate import validate_files
+
+
+def add_parser(subparsers) -> None:
+    from hudi_assets.cli import add_table_arguments
+
+    parser = subparsers.add_parser(
+        "metadata", help="show a table's metadata table (read-only; table versions 6, 8, 9)")
+    add_table_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--validate", action="store_true",
+                        help="compare the files listing with storage: exit 1 on any difference")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from hudi_assets.cli import _storage_options
+
+    metadata = MetadataTable(args.path, _storage_options(args.storage_option))
+    if args.validate:
+        return _report_validation(metadata, args.json)
+    view = describe(metadata)
+    if args.json:
+        json.dump(view, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_view(view)
+    return 0
+
+
+def describe(metadata: MetadataTable) -> dict[str, Any]:
+    """The metadata table as one JSON-ready object."""
+    compaction = metadata.latest_compaction()
+    return {
+        "base_path": metadata.data_storage.base_uri,
+        "table_version": metadata.data_config.table_version,
+        "metadata_table_version": metadata.config.table_version,
+        "metadata_partitions": [
+            {"partition": partition, "file_groups": [_file_group(s) for s in metadata.file_slices(partition)]}
+            for partition in metadata.partitions
+        ],
+        "latest_compaction": compaction.timestamp if compaction else None,
+        "deltacommits_since": [i.timestamp for i in metadata.deltacommits_since(compaction)],
+        "files": metadata.files_listing.partitions,
+    }
+
+
+def _file_group(file_slice: MetadataFileSlice) -> dict[str, Any]:
+    return {"file_id": file_slice.file_id,
+            "base_file": _file(file_slice.base_file) if file_slice.base_file else None,
+            "log_files": [_file(f) for f in file_slice.log_files]}
+
+
+def _file(file: DataFile) -> dict[str, Any]:
+    return {"name": file.name, "size": file.size}
+
+
+def _print_view(view: dict[str, Any]) -> None:
+    print(f"metadata table of {view['base_path']} (table version {view['table_version']}, "
+          f"metadata table version {view['metadata_table_version']})")
+    for partition in view["metadata_partitions"]:
+        groups = partition["file_groups"]
+        print(f"  {partition['partition']}: {len(groups)} file groups")
+        for group in groups:
+            base = group["base_file"]
+            base_text = f"base {base['name']} ({base['size']} bytes)" if base else "no base file"
+            print(f"    {group['file_id']}: {base_text}, {len(group['log_files'])} log files")
+            for log_file in group["log_files"]:
+                print(f"      {log_file['name']} ({log_file['size']} bytes)")
+    since = view["deltacommits_since"]
+    print(f"latest compaction: {view['latest_compaction'] or 'none'}; {len(since)} deltacommits since"
+          + (f" ({', '.join(since)})" if since else ""))
+    files = view["files"]
+    print(f"data partitions listed: {len(files)}")
+    for partition, listed in files.items():
+        print(f"  {partition or '(non-partitioned)'}: {len(listed)} files, {sum(listed.values())} bytes")
+
+
+def _report_validation(metadata: MetadataTable, as_json: bool) -> int:
+    differences = validate_files(metadata)
+    listed = metadata.files_listing.total_files
+    if as_json:
+        json.dump({"base_path": metadata.data_storage.base_uri, "files_listed": listed,
+                   "consistent": not differences,
+                   "differences": [{"partition": d.partition, "file": d.file, "problem": d.problem}
+                                   for d in differences]}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for difference in differences:
+            print(f"drift: {difference}")
+        verdict = f"{len(differences)} differences" if differences else "consistent"
+        print(f"{listed} files listed by the metadata table of {metadata.data_storage.base_uri}: {verdict}")
+    return 1 if differences else 0
