@@ -66,6 +66,10 @@ class StorageError(HudiAssetsError):
     is left behind."""
 
 
+class MetadataTableNotFoundError(HudiInputError):
+    """The table has no (usable) metadata table."""
+
+
 class TableBusyError(HudiAssetsError):
     """Another run holds the table's maintenance lock: nothing was changed; retry later."""
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from hudi_assets.exceptions import CorruptFileError, HudiInputError
+from hudi_assets.exceptions import CorruptFileError, MetadataTableNotFoundError
 from hudi_assets.metadata.file_group import (
     BlockFilter,
     MetadataFileSlice,
@@ -23,10 +23,6 @@ from hudi_assets.timeline.layout2 import LayoutTwoTimeline, load_active_timeline
 from hudi_assets.timeline.timeline import ActiveTimeline
 
 METADATA_FOLDER = ".hoodie/metadata"
-
-
-class MetadataTableNotFoundError(HudiInputError):
-    """The table has no (usable) metadata table."""
 
 
 @dataclass(frozen=True)
