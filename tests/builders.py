@@ -39,10 +39,6 @@ def _file_id(name: str) -> str:
     return name.lstrip(".").partition("_")[0]
 
 
-def _avro_instant(timestamp: str, action: str = "commit") -> dict:
-    return {"timestamp": timestamp, "action": action, "state": "COMPLETED"}
-
-
 def pending_clean(table: HoodieTable, plan: CleanerPlan | None, inflight: bool = False) -> Instant:
     """A clean requested (and, with `inflight`, started) at a new instant time of an existing table,
     its state files holding `plan` (None: empty files)."""
@@ -56,7 +52,7 @@ def pending_clean(table: HoodieTable, plan: CleanerPlan | None, inflight: bool =
 
 
 class TableBuilder:
-    """A v6 table written instant by instant; every method returns the builder."""
+    """A v6 table written instant by instant; the methods writing instants return the builder."""
 
     def __init__(self, root: Path | str, table_type: str = "COPY_ON_WRITE", partitioned: bool = True,
                  props: dict[str, str] | None = None):
@@ -181,7 +177,8 @@ class TableBuilder:
         requested and inflight files. `last_commit` defaults to `ectr`; `savepoints` is the completed
         clean's savepointed_timestamps; `empty` leaves the completed file empty (a crashed writer's)."""
         last = (ectr or "") if last_commit is None else last_commit
-        plan = {"earliestInstantToRetain": _avro_instant(ectr) if ectr else None,
+        plan = {"earliestInstantToRetain": {"timestamp": ectr, "action": "commit", "state": "COMPLETED"}
+                if ectr else None,
                 "lastCompletedCommitTimestamp": last, "policy": "KEEP_LATEST_COMMITS",
                 "filesToBeDeletedPerPartition": {}, "version": 2, "filePathsToBeDeletedPerPartition": {},
                 "partitionsToBeDeleted": [], "extraMetadata": None}
