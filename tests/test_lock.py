@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pyarrow.fs as pafs
 import pytest
-from archive.timeline_builder import TimelineBuilder, ts
+from builders import TableBuilder, ts
 from s3_server import moto_s3
 
 from hudi_assets.exceptions import HudiAssetsError, TableBusyError
@@ -27,7 +27,7 @@ from hudi_assets.table_config import write_table_config
 
 @pytest.fixture
 def table(tmp_path):
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     for i in range(3):
         b.commit(ts(i))
     return b.table()

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from archive.timeline_builder import TimelineBuilder, ts
+from builders import TableBuilder, ts
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.clean.config import CleanConfig
@@ -28,10 +28,10 @@ MERGE = ["--hoodie-conf", "hoodie.archive.merge.enable=true",
          "--hoodie-conf", "hoodie.archive.merge.files.batch.size=2"]
 
 
-def _table(root: Path, merge: bool) -> TimelineBuilder:
+def _table(root: Path, merge: bool) -> TableBuilder:
     """40 commits and 12 cleans; with `merge`, one archive file already written and 10 commits more,
     so the next run writes a second archive file and merges the two."""
-    b = TimelineBuilder(root)
+    b = TableBuilder(root)
     for i in range(40):
         b.commit(ts(i))
     for i in range(12):

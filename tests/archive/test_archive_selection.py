@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from archive.timeline_builder import TimelineBuilder, ts
+from builders import TableBuilder, ts
 
 from hudi_assets.archive import ArchiveConfig, select_instants_to_archive
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.config import WriteConfig
 from hudi_assets.exceptions import InvalidConfigError
+from hudi_assets.timeline.instant import State
 from hudi_assets.timeline.instant_time import parse_instant_time
 
 SMALL = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
@@ -18,14 +19,14 @@ def _times(instants):
     return [i.timestamp for i in instants]
 
 
-def _commits(b: TimelineBuilder, n: int, skip=(), action="commit"):
+def _commits(b: TableBuilder, n: int, skip=(), action="commit"):
     for i in range(n):
         if i not in skip:
-            b.commit(ts(i), action)
+            b.commit(ts(i), action=action)
 
 
 def test_commits_and_cleans_by_their_own_min_max(tmp_path):
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     _commits(b, 40)
     for i in range(12):
         b.clean(ts(100 + i), ts(30))
@@ -41,7 +42,7 @@ def test_commits_and_cleans_by_their_own_min_max(tmp_path):
 
 
 def test_nothing_when_at_most_max(tmp_path):
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     _commits(b, 8)
     assert not select_instants_to_archive(b.table(), SMALL)
 
@@ -49,7 +50,7 @@ def test_nothing_when_at_most_max(tmp_path):
 @pytest.mark.parametrize("parsable", [True, False])
 def test_min_adjusted_by_cleaner_only_when_latest_commit_parses(tmp_path, parsable):
     """Trap 6: the cleaner-derived min exists only when the newest commit time parses as a date."""
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     times = [ts(i) for i in range(40)] if parsable else [f"{i + 1:08d}" for i in range(40)]
     for t in times:
         b.commit(t)
@@ -66,7 +67,7 @@ def test_min_adjusted_by_cleaner_only_when_latest_commit_parses(tmp_path, parsab
 
 @pytest.mark.parametrize("beyond", [False, True])
 def test_savepoint(tmp_path, beyond):
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     _commits(b, 40)
     b.savepoint(ts(10))
     config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3),
@@ -80,7 +81,7 @@ def test_savepoint(tmp_path, beyond):
 
 
 def test_pending_compaction_and_mor_delta_commits(tmp_path):
-    b = TimelineBuilder(tmp_path, "MERGE_ON_READ")
+    b = TableBuilder(tmp_path, "MERGE_ON_READ")
     _commits(b, 40, action="deltacommit")
     b.compaction(ts(20) + "5")  # between ts(20) and ts(21)
     config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig())
@@ -91,9 +92,9 @@ def test_pending_compaction_and_mor_delta_commits(tmp_path):
 
 @pytest.mark.parametrize("max_delta, expected", [(10, 30), (40, 10), (0, 35), (-1, 35)])
 def test_mor_compaction_fence(tmp_path, max_delta, expected):
-    b = TimelineBuilder(tmp_path, "MERGE_ON_READ")
+    b = TableBuilder(tmp_path, "MERGE_ON_READ")
     _commits(b, 40, skip={10}, action="deltacommit")
-    b.compaction(ts(10), "COMPLETED")
+    b.compaction(ts(10), state=State.COMPLETED)
     config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3),
                            max_delta_commits=max_delta)
     sel = select_instants_to_archive(b.table(), config)
@@ -106,18 +107,18 @@ def test_mor_compaction_fence(tmp_path, max_delta, expected):
 def test_mor_compaction_fence_max_delta_commits_zero_after_the_last_compaction(tmp_path):
     """0 (or less) keeps from the newest delta commit; with none after the last compaction Hudi 0.15
     fails (an empty list's last element), so do we, with the key in the message."""
-    b = TimelineBuilder(tmp_path, "MERGE_ON_READ")
+    b = TableBuilder(tmp_path, "MERGE_ON_READ")
     _commits(b, 39, action="deltacommit")
-    b.compaction(ts(39), "COMPLETED")
+    b.compaction(ts(39), state=State.COMPLETED)
     config = ArchiveConfig(min_commits=5, max_commits=8, max_delta_commits=0, cleaner=CleanConfig())
     with pytest.raises(InvalidConfigError, match=r"hoodie\.compact\.inline\.max\.delta\.commits=0"):
         select_instants_to_archive(b.table(), config)
 
 
 def test_pending_clustering_requested(tmp_path):
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     _commits(b, 40, skip={25})
-    b.clustering(ts(25), "REQUESTED")
+    b.clustering(ts(25), state=State.REQUESTED)
     sel = select_instants_to_archive(b.table(), SMALL)
     # fences: pending ts(25) -> keep from ts(24); clustering -> first replacecommit ts(25). The pending
     # replacecommit also pins the cleaner's ECTR at ts(24): min = 14 later commits + 2 = 16 -> 39 - 16 = 23
@@ -127,10 +128,10 @@ def test_pending_clustering_requested(tmp_path):
 
 @pytest.mark.parametrize("with_clean", [True, False])
 def test_inflight_clustering_and_last_clean_plan(tmp_path, with_clean):
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     _commits(b, 40, skip={5, 30})
-    b.clustering(ts(5), "COMPLETED")
-    b.clustering(ts(30), "INFLIGHT")
+    b.clustering(ts(5), state=State.COMPLETED)
+    b.clustering(ts(30), state=State.INFLIGHT)
     if with_clean:
         b.clean(ts(50), ts(8))
     sel = select_instants_to_archive(b.table(), SMALL)
@@ -145,9 +146,9 @@ def test_inflight_clustering_and_last_clean_plan(tmp_path, with_clean):
 
 
 def test_failed_write(tmp_path):
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     _commits(b, 40, skip={15})
-    b.commit(ts(15), state="INFLIGHT")
+    b.commit(ts(15), state=State.INFLIGHT)
     sel = select_instants_to_archive(b.table(), SMALL)
     # pending fence keeps from ts(14); the failed write pins the cleaner's ECTR at ts(14) too (trap 1):
     # min = 24 later commits + 2 = 26, so only 39 - 26 = 13 go
@@ -157,7 +158,7 @@ def test_failed_write(tmp_path):
 
 def test_metadata_table_never_compacted_archives_nothing(tmp_path):
     """Trap 7."""
-    b = TimelineBuilder(tmp_path, props={"hoodie.table.metadata.partitions": "files"})
+    b = TableBuilder(tmp_path, props={"hoodie.table.metadata.partitions": "files"})
     _commits(b, 40)
     for i in range(12):
         b.clean(ts(100 + i), ts(30))
@@ -167,7 +168,7 @@ def test_metadata_table_never_compacted_archives_nothing(tmp_path):
 
 
 def test_metadata_table_fence_at_latest_compaction(tmp_path):
-    b = TimelineBuilder(tmp_path, props={"hoodie.table.metadata.partitions": "files"})
+    b = TableBuilder(tmp_path, props={"hoodie.table.metadata.partitions": "files"})
     _commits(b, 40)
     for i in range(12):
         b.clean(ts(100 + i), ts(30))
@@ -177,7 +178,7 @@ def test_metadata_table_fence_at_latest_compaction(tmp_path):
 
 
 def test_config_sources_and_validation(tmp_path):
-    b = TimelineBuilder(tmp_path, props={"hoodie.keep.min.commits": "7"})
+    b = TableBuilder(tmp_path, props={"hoodie.keep.min.commits": "7"})
     props = tmp_path / "p.properties"
     props.write_text("hoodie.keep.max.commits=12\nhoodie.keep.min.commits=8\n")
     config = WriteConfig.load(b.table().config.props, str(props), ["hoodie.keep.min.commits=9"])

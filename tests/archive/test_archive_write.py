@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from archive.timeline_builder import TimelineBuilder, ts
+from builders import TableBuilder, ts
 from refdata import shared_path
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
@@ -20,6 +20,7 @@ from hudi_assets.cli import main
 from hudi_assets.logformat.block import BlockType
 from hudi_assets.logformat.reader import read_blocks
 from hudi_assets.timeline.archived import MERGE_PLAN_FILE, ArchivedTimeline
+from hudi_assets.timeline.instant import Instant, State
 
 SMALL = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
 CONF = ["--hoodie-conf", "hoodie.keep.min.commits=5", "--hoodie-conf", "hoodie.keep.max.commits=8",
@@ -27,7 +28,7 @@ CONF = ["--hoodie-conf", "hoodie.keep.min.commits=5", "--hoodie-conf", "hoodie.k
 
 
 def _table(tmp_path, n=40, cleans=12):
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     for i in range(n):
         b.commit(ts(i))
     for i in range(cleans):
@@ -97,7 +98,7 @@ def test_entries_decode_with_hudi_schema(tmp_path):
     schema = fastavro.parse_schema(next(t for t in texts if t["name"] == "HoodieArchivedMetaEntry"),
                                    named_schemas=named)
     b = _table(tmp_path)
-    b.compaction(ts(3) + "5", "COMPLETED")
+    b.compaction(ts(3) + "5", state=State.COMPLETED)
     b.rollback(ts(300), ts(1))
     table = b.table()
     HoodieTimelineArchiver(table, SMALL).archive_if_required()
@@ -121,7 +122,7 @@ def _archive_files(tmp_path):
 
 
 def test_merge_small_archive_files_and_recovery(tmp_path):
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     # FILE_VERSIONS: no earliest commit to retain, so min/max stay 1/2 and every run archives two.
     config = ArchiveConfig(min_commits=1, max_commits=2, merge_enable=True, merge_files_batch_size=3,
                            cleaner=CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS"))
@@ -199,7 +200,7 @@ def test_sigkill_then_next_run_completes(tmp_path, step):
 
 
 def test_five_thousand_commits_archive_to_configured_size(tmp_path):
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     hoodie = tmp_path / ".hoodie"
     body = (json.dumps({"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {},
                         "operationType": "UPSERT"})).encode()
@@ -219,14 +220,12 @@ def test_five_thousand_commits_archive_to_configured_size(tmp_path):
 
 def test_version_1_clean_plans_are_archived_upgraded_to_version_2(tmp_path):
     from hudi_assets.archive.conversion import to_archived_entry
-    from hudi_assets.timeline.instant import Instant, State
 
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     v1 = {"earliestInstantToRetain": {"timestamp": ts(1), "action": "commit", "state": "COMPLETED"},
           "lastCompletedCommitTimestamp": ts(2), "policy": "KEEP_LATEST_COMMITS", "version": 1,
           "filesToBeDeletedPerPartition": {"p1": ["f-0_0-1-1_001.parquet"]}}
-    requested = tmp_path / ".hoodie" / f"{ts(3)}.clean.requested"
-    requested.write_bytes(serialize_metadata("HoodieCleanerPlan", v1))
+    b.state_file(f"{ts(3)}.clean.requested", serialize_metadata("HoodieCleanerPlan", v1))
     table = b.table()
     entry = to_archived_entry(table.active_timeline, Instant(ts(3), "clean", State.REQUESTED))
     plan = entry["hoodieCleanerPlan"]
@@ -272,16 +271,15 @@ def test_completed_files_are_deleted_in_the_selections_order(tmp_path, monkeypat
 
 def test_conversion_of_empty_and_pending_state_files_follows_create_meta_wrapper(tmp_path):
     from hudi_assets.archive.conversion import ArchiveConversionError, to_archived_entry
-    from hudi_assets.timeline.instant import Instant, State
 
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     b.commit(ts(0))  # its requested file is empty
-    b.file(f"{ts(1)}.commit.requested")
-    b.file(f"{ts(1)}.commit")  # empty completed file: a crash between create and write
-    b.compaction(ts(2), "INFLIGHT")
-    b.file(f"{ts(3)}.replacecommit.requested")
-    b.file(f"{ts(3)}.replacecommit.inflight")
-    b.file(f"{ts(4)}.clean.requested")  # an empty clean plan cannot be read
+    b.state_file(f"{ts(1)}.commit.requested")
+    b.state_file(f"{ts(1)}.commit")  # empty completed file: a crash between create and write
+    b.compaction(ts(2), state=State.INFLIGHT)
+    b.state_file(f"{ts(3)}.replacecommit.requested")
+    b.state_file(f"{ts(3)}.replacecommit.inflight")
+    b.state_file(f"{ts(4)}.clean.requested")  # an empty clean plan cannot be read
     timeline = b.table().active_timeline
 
     def entry(t, action, state):
@@ -309,7 +307,7 @@ def test_merge_stops_on_a_corrupt_block_and_keeps_every_source(tmp_path, capsys)
     delete bytes we could not read, remove the plan at once, and say what the run did."""
     from hudi_assets.exceptions import ArchiveMergeError
 
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     config = ArchiveConfig(min_commits=1, max_commits=2, merge_enable=True, merge_files_batch_size=3,
                            cleaner=CleanConfig(policy="KEEP_LATEST_FILE_VERSIONS"))
     b.commit(ts(0))

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import pending_clean
 from hudi import HudiTable
 
 from hudi_assets.avro import deserialize_metadata, serialize_metadata
@@ -21,7 +22,7 @@ from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import write_table_config
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
-from hudi_assets.timeline.instant import Instant, State
+from hudi_assets.timeline.instant import Instant
 from hudi_assets.timeline.instant_time import new_instant_time
 
 ARGS = {"partitions": 3, "commits": 12, "files_per_partition": 2, "records_per_file": 3,
@@ -134,13 +135,6 @@ def test_refuses_table_with_metadata_table(tmp_path, capsys):
         clean_table(HoodieTable(str(path)), _config(HoodieTable(str(path))))
 
 
-def _write_requested(table, plan) -> Instant:
-    t = new_instant_time(i.timestamp for i in table.active_timeline.raw_instants)
-    instant = Instant(t, "clean", State.REQUESTED)
-    table.storage.write(f".hoodie/{instant.file_name}", plan.serialize())
-    return instant
-
-
 def test_stops_when_a_later_commit_references_a_planned_file(tmp_path):
     path = tmp_path / "t"
     _demo(path)
@@ -148,7 +142,7 @@ def test_stops_when_a_later_commit_references_a_planned_file(tmp_path):
     config = _config(table, **{"hoodie.cleaner.commits.retained": "3"})
     plan = CleanPlanner(table, config).plan()
     victim = table.storage.relativize(next(iter(plan.file_paths_to_delete.values()))[0].file_path)
-    _write_requested(table, plan)
+    pending_clean(table, plan)
     # A commit completing after the plan (before execution) references a planned file.
     t = new_instant_time(i.timestamp for i in table.reload_timeline().raw_instants)
     stat = WriteStat.new(fileId="x", path=victim, partitionPath=victim.rpartition("/")[0])
@@ -172,7 +166,7 @@ def test_stops_on_plan_path_outside_base(tmp_path):
     from hudi_assets.clean.plan import CleanFileInfo
     first = next(iter(plan.file_paths_to_delete))
     plan.file_paths_to_delete[first].append(CleanFileInfo(f"file:{outside}"))
-    _write_requested(table, plan)
+    pending_clean(table, plan)
     files = sorted(p.relative_to(path) for p in path.rglob("*"))
     assert main(["clean", str(path), "--engine", "local", *RETAIN]) == 2
     assert outside.exists()
@@ -184,9 +178,7 @@ def test_pending_cleans_finished_in_order_and_empty_state_file_removed(tmp_path)
     _demo(path)
     table = HoodieTable(str(path))
     config = _config(table, **{"hoodie.cleaner.commits.retained": "3"})
-    empty = Instant(new_instant_time(i.timestamp for i in table.active_timeline.raw_instants), "clean",
-                    State.REQUESTED)
-    table.storage.write(f".hoodie/{empty.file_name}", b"")
+    empty = pending_clean(table, None)
     table.reload_timeline()
     plan, scheduled = schedule_clean(table, _config(table, **{"hoodie.clean.allow.multiple": "true",
                                                               "hoodie.cleaner.commits.retained": "3"}))

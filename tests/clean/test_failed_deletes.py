@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from builders import base_file, ts
 
 from hudi_assets.cli import main
 from hudi_assets.timeline.instant import Instant
@@ -22,10 +23,10 @@ def _cleans(table):
 
 def test_failed_delete_completes_the_clean_and_the_next_clean_retries_it(builder, capsys):
     b = builder()
-    ts = [b.ts(n) for n in range(1, 4)]
-    for t in ts:
-        b.commit(t, {P: [b.base("f1", t)]})
-    oldest = b.root / P / b.base("f1", ts[0])
+    times = [ts(n) for n in range(1, 4)]
+    for t in times:
+        b.commit(t, {P: [base_file("f1", t)]})
+    oldest = b.root / P / base_file("f1", times[0])
     # An immutable file (chattr +i) cannot be deleted, even by root: a real EPERM from the filesystem.
     if subprocess.run(["chattr", "+i", str(oldest)], capture_output=True).returncode != 0:
         pytest.skip("chattr +i is not available on this filesystem")
@@ -42,7 +43,7 @@ def test_failed_delete_completes_the_clean_and_the_next_clean_retries_it(builder
     assert not b.table().active_timeline.clean_timeline().filter_pending().instants  # none left pending
 
     # The problem is gone (chattr -i above): the next clean, after the next commit, retries the file.
-    b.commit(b.ts(4), {P: [b.base("f1", b.ts(4))]})
+    b.commit(ts(4), {P: [base_file("f1", ts(4))]})
     assert main(args) == 0
     second = _cleans(b.table())[-1]
     assert oldest.name in second["partitionMetadata"][P]["successDeleteFiles"]
@@ -51,17 +52,17 @@ def test_failed_delete_completes_the_clean_and_the_next_clean_retries_it(builder
 
 def test_crc_companions_are_deleted_with_their_files_and_never_planned(builder):
     b = builder()
-    ts = [b.ts(n) for n in range(1, 4)]
-    for t in ts:
-        b.commit(t, {P: [b.base("f1", t)]})
-        name = b.base("f1", t)
+    times = [ts(n) for n in range(1, 4)]
+    for t in times:
+        b.commit(t, {P: [base_file("f1", t)]})
+        name = base_file("f1", t)
         (b.root / P / f".{name}.crc").write_bytes(b"crc")
     args = ["clean", str(b.root), "--engine", "local", "--hoodie-conf", "hoodie.cleaner.commits.retained=1"]
     assert main(args) == 0
     left = sorted(p.name for p in (b.root / P).iterdir())
-    first = b.base("f1", ts[0])
+    first = base_file("f1", times[0])
     assert first not in left and f".{first}.crc" not in left
-    assert {b.base("f1", ts[1]), f".{b.base('f1', ts[1])}.crc"} <= set(left)
+    assert {base_file("f1", times[1]), f".{base_file('f1', times[1])}.crc"} <= set(left)
     meta = completed_metadata(b.table().active_timeline,
                               Instant(b.table().active_timeline.clean_timeline().last().timestamp, "clean"))
     assert meta["partitionMetadata"][P]["successDeleteFiles"] == [first]

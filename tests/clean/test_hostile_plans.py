@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from builders import base_file, pending_clean, ts
 from hudi import HudiReadOptions, HudiTable
 
 from hudi_assets.avro import serialize_metadata
@@ -25,7 +26,6 @@ from hudi_assets.demo import generate_table
 from hudi_assets.fsview import FileSystemView
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
-from hudi_assets.timeline.instant import Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time
 
 PARTITIONS = ["2024/01/01", "2024/01/02", "2024/02/01"]
@@ -232,9 +232,8 @@ def test_hostile_plan_is_refused_whole_and_nothing_is_deleted(tmp_path, capsys, 
     case = Case(table, demo, plan, FileSystemView(table), tmp_path / "outside")
     case.outside.mkdir()
     offending = mutate(case)
-    t = new_instant_time(i.timestamp for i in table.reload_timeline().raw_instants)
-    requested = Instant(t, "clean", State.REQUESTED)
-    table.storage.write(f".hoodie/{requested.file_name}", plan.serialize())
+    requested = pending_clean(table, plan)
+    t = requested.timestamp
     latest, as_of_savepoint = _rows(str(base)), _rows(str(base), demo.savepoint)
     before = _listing(tmp_path)
 
@@ -259,8 +258,7 @@ def test_legitimate_plan_of_the_same_table_passes_and_runs(tmp_path):
     table = HoodieTable(str(base))
     config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None, RETAIN))
     plan = CleanPlanner(table, config).plan()
-    t = new_instant_time(i.timestamp for i in table.active_timeline.raw_instants)
-    table.storage.write(f".hoodie/{t}.clean.requested", plan.serialize())
+    t = pending_clean(table, plan).timestamp
     report = validate_pending(HoodieTable(str(base)), config)
     assert report.safe and sum(len(v) for v in report.plans[0].files.values()) == plan.total_files
     latest, as_of_savepoint = _rows(str(base)), _rows(str(base), demo.savepoint)
@@ -279,10 +277,8 @@ def test_discard_pending_keeps_a_copy_and_unblocks_cleaning(tmp_path, capsys):
     plan = CleanPlanner(table, config).plan()
     case = Case(table, None, plan, FileSystemView(table), tmp_path)
     _latest_slice(case)
-    t = new_instant_time(i.timestamp for i in table.active_timeline.raw_instants)
-    data = plan.serialize()
-    table.storage.write(f".hoodie/{t}.clean.requested", data)
-    table.storage.write(f".hoodie/{t}.clean.inflight", data)
+    t = pending_clean(table, plan, inflight=True).timestamp
+    data = (base / ".hoodie" / f"{t}.clean.requested").read_bytes()
     args = ["clean", str(base), "--engine", "local"] + [f"--hoodie-conf={k}={v}" for k, v in RETAIN.items()]
     assert main(args) == 2
     assert main(["clean", str(base), "--discard-pending", "20000101000000000"]) == 2
@@ -301,12 +297,13 @@ def test_non_partitioned_table_emptied_by_a_replacecommit_completes(builder):
     from hudi_assets.clean import clean_table
 
     b = builder(partitioned=False)
-    t1, t2, t3 = b.ts(1), b.ts(2), b.ts(3)
-    b.commit(t1, {"": [b.base("f1", t1)]})
+    t1, t2, t3 = ts(1), ts(2), ts(3)
+    b.commit(t1, {"": [base_file("f1", t1)]})
     b.commit(t2, {}, replaced={"": ["f1"]})
     b.commit(t3, {})
     table = b.table()
-    result = clean_table(table, b.config({"hoodie.cleaner.commits.retained": "1"}))
+    retain_one = {"hoodie.cleaner.commits.retained": "1"}
+    result = clean_table(table, CleanConfig.from_write_config(WriteConfig.load({}, None, retain_one)))
     assert result.plan.partitions_to_delete == [""] and result.files_deleted == 1
     assert list(result.completed) == [result.scheduled]
     assert table.storage.exists(".hoodie_partition_metadata") and table.storage.exists(".hoodie")

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from clean.conftest import TableBuilder, ts
+from builders import TableBuilder, base_file, ts
 
 from hudi_assets.clean import CleanConfig, clean_table
 from hudi_assets.config import WriteConfig
@@ -24,9 +24,9 @@ FAILED = ts(2)
 
 def _table(root: Path, **props: str) -> TableBuilder:
     """Commits 1..8 each rewriting file group `a`; commit 2 failed (inflight, no markers)."""
-    builder = TableBuilder(root, extra_props=props)
+    builder = TableBuilder(root, props=props)
     for n in range(1, 9):
-        builder.commit(ts(n), {"p": [builder.base("a", ts(n))]},
+        builder.commit(ts(n), {"p": [base_file("a", ts(n))]},
                        state=State.INFLIGHT if ts(n) == FAILED else State.COMPLETED)
     return builder
 
@@ -57,7 +57,7 @@ def test_lazy_clean_rolls_back_the_failed_write_and_unpins_the_ectr(tmp_path, he
         _beat(builder, 3 * 60_000)  # older than 2 x 60 s
     result = _clean(builder, "LAZY")
     assert not _pending(builder)
-    assert not (builder.root / "p" / builder.base("a", FAILED)).exists()
+    assert not (builder.root / "p" / base_file("a", FAILED)).exists()
     assert not (builder.root / heartbeat_path(FAILED)).exists()
     assert result.plan is not None and result.plan.ectr_timestamp == ts(7)
     assert len(list((builder.root / ".hoodie").glob("*.rollback"))) == 1
@@ -67,7 +67,7 @@ def test_lazy_clean_leaves_a_live_write_alone(tmp_path):
     builder = _table(tmp_path / "t")
     _beat(builder, 1_000)
     result = _clean(builder, "LAZY")
-    assert _pending(builder) and (builder.root / "p" / builder.base("a", FAILED)).exists()
+    assert _pending(builder) and (builder.root / "p" / base_file("a", FAILED)).exists()
     assert result.plan is not None and result.plan.ectr_timestamp == ts(1)  # pinned by the live write
     assert not list((builder.root / ".hoodie").glob("*.rollback*"))
 
@@ -109,11 +109,11 @@ def test_rollback_command_refuses_what_is_not_a_failed_write(tmp_path):
     assert live.returncode == 2 and "live heartbeat" in live.stderr and "--force" in live.stderr
     assert _state(builder) == before
     dry = _cli(str(builder.root), FAILED, "--dry-run", "--force")
-    assert dry.returncode == 0 and builder.base("a", FAILED) in dry.stdout
+    assert dry.returncode == 0 and base_file("a", FAILED) in dry.stdout
     assert _state(builder) == before
     forced = _cli(str(builder.root), FAILED, "--force")
     assert forced.returncode == 0, forced.stderr
-    assert not _pending(builder) and not (builder.root / "p" / builder.base("a", FAILED)).exists()
+    assert not _pending(builder) and not (builder.root / "p" / base_file("a", FAILED)).exists()
 
 
 def test_rollback_command_refuses_a_table_with_a_metadata_table(tmp_path):

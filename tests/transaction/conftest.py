@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from archive.timeline_builder import TimelineBuilder, ts
+from builders import TableBuilder, ts
 
 from hudi_assets.demo import generate_table
 from hudi_assets.storage import Storage
@@ -13,7 +13,7 @@ from hudi_assets.storage import Storage
 
 @pytest.fixture
 def base(tmp_path) -> Path:
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     for i in range(3):
         b.commit(ts(i))
     return tmp_path
