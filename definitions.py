@@ -4,6 +4,7 @@ Which tables: `HUDI_ASSETS_TABLES` (comma-separated base paths) and/or `HUDI_ASS
 (comma-separated folders or bucket prefixes to scan); with neither set, the demo tables written by
 `bash scripts/demo.sh` into ./demo-tables. `HUDI_ASSETS_HOODIE_CONF` adds `key=value,...` settings
 for every table. Storage options (for S3 and the like) go in `HUDI_ASSETS_STORAGE_OPTIONS` likewise.
+`HUDI_ASSETS_ENGINE=local` runs the per-file work in a thread pool instead of Spark.
 Nothing is deleted until `HUDI_ASSETS_DRY_RUN=false`. `HUDI_ASSETS_LAYOUT=partitioned` maintains the
 tables as partitions of one set of assets instead of giving each table its own assets.
 """
@@ -40,6 +41,7 @@ defs = build_definitions(
         roots=_roots,
         hoodie_conf=parse_overrides(_list("HUDI_ASSETS_HOODIE_CONF")),
         storage_options=parse_overrides(_list("HUDI_ASSETS_STORAGE_OPTIONS")),
+        engine=_choice("HUDI_ASSETS_ENGINE", ("spark", "local")),
         dry_run=_choice("HUDI_ASSETS_DRY_RUN", ("true", "false")) == "true",
     ),
     partitioned=_choice("HUDI_ASSETS_LAYOUT", ("per_table", "partitioned")) == "partitioned",

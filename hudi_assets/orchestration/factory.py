@@ -131,7 +131,6 @@ def _asset(step: Step, layout: _Layout) -> dg.AssetsDefinition:
         group_name=layout.group, partitions_def=layout.partitions_def, check_specs=specs,
         kinds={"hudi", "spark"} if step.spark else {"hudi"},
         pool=layout.pool or (SPARK_POOL if step.spark else None),
-        backfill_policy=dg.BackfillPolicy.multi_run(1) if layout.partitions_def else None,
         owners=layout.owners, tags=layout.tags, description=inspect.getdoc(step.compute),
         metadata={**layout.metadata, "dagster/code_references": _code_reference(step.compute)},
         required_resource_keys={"hudi", "spark"} if step.spark else {"hudi"},
