@@ -104,7 +104,8 @@ class _Layout:
     group: str
     table_of: Callable[[dg.OpExecutionContext], str]
     partitions_def: dg.DynamicPartitionsDefinition | None = None
-    pool: str | None = None  # claimed by every step (per table); else Spark steps claim SPARK_POOL
+    pool: str | None = None  # the table's pool (per table), claimed by every step but Spark ones
+    spark_pool: str | None = None  # claimed by Spark steps when the engine is Spark
     owners: list[str] = field(default_factory=list)
     tags: dict[str, str] = field(default_factory=dict)
     metadata: dict[str, object] = field(default_factory=dict)
@@ -130,7 +131,7 @@ def _asset(step: Step, layout: _Layout) -> dg.AssetsDefinition:
         key=key, deps=[asset_key(layout.prefix, step.upstream)] if step.upstream else [],
         group_name=layout.group, partitions_def=layout.partitions_def, check_specs=specs,
         kinds={"hudi", "spark"} if step.spark else {"hudi"},
-        pool=layout.pool or (SPARK_POOL if step.spark else None),
+        pool=layout.spark_pool if step.spark and layout.spark_pool else layout.pool,
         owners=layout.owners, tags=layout.tags, description=inspect.getdoc(step.compute),
         metadata={**layout.metadata, "dagster/code_references": _code_reference(step.compute)},
         required_resource_keys={"hudi", "spark"} if step.spark else {"hudi"},
@@ -158,10 +159,10 @@ def _standalone_checks(layout: _Layout) -> list[dg.AssetChecksDefinition]:
     return [_standalone_check(layout, *check) for check in STANDALONE_CHECKS]
 
 
-def _per_table(spec: HudiTableSpec, translator: HudiTranslator) -> _Layout:
+def _per_table(spec: HudiTableSpec, translator: HudiTranslator, spark_pool: str | None) -> _Layout:
     return _Layout(translator.key_prefix(spec), translator.group_name(spec), lambda _context: spec.key,
-                   pool=translator.pool(spec), owners=translator.owners, tags=translator.asset_tags(spec),
-                   metadata=translator.metadata(spec))
+                   pool=translator.pool(spec), spark_pool=spark_pool, owners=translator.owners,
+                   tags=translator.asset_tags(spec), metadata=translator.metadata(spec))
 
 
 def build_hudi_maintenance_assets(registry: HudiTableRegistry, *, partitioned: bool = False,
@@ -173,9 +174,11 @@ def build_hudi_maintenance_assets(registry: HudiTableRegistry, *, partitioned: b
     partitions from the sensor instead, for roots holding more tables than a graph should show."""
     translator = translator or HudiTranslator()
     built = HudiMaintenanceDefinitions()
+    # One local Spark at a time: a run holding the Spark pool keeps every other Spark run queued.
+    spark_pool = SPARK_POOL if registry.engine == "spark" else None
     if partitioned:
         layout = _Layout(["hudi"], PARTITIONED_GROUP, lambda context: context.partition_key, TABLES,
-                         owners=translator.owners, tags=translator.tags)
+                         spark_pool=spark_pool, owners=translator.owners, tags=translator.tags)
         built.assets = [_asset(step, layout) for step in STEPS]
         built.asset_checks = _standalone_checks(layout)
         keys = frozenset(a.key for a in built.assets)
@@ -190,7 +193,7 @@ def build_hudi_maintenance_assets(registry: HudiTableRegistry, *, partitioned: b
     else:
         targets = {}
         for spec in describe_tables(registry):
-            layout = _per_table(spec, translator)
+            layout = _per_table(spec, translator, spark_pool)
             assets = [_asset(step, layout) for step in STEPS]
             keys = frozenset(a.key for a in assets)
             built.assets += assets

@@ -1,9 +1,9 @@
 """The Dagster instance settings the maintenance graph relies on (the demo and tests write them).
 
 - Pools at run granularity, limit 1: a run claims every pool its steps name for as long as it runs.
-  Per table, every step (and check) of a table names the table's pool, so no two runs of one table
-  are ever in progress at once, however launched (sensor, Materialize, backfill, CLI). In the
-  partitioned layout the Spark steps name `hudi_spark`: one local Spark at a time.
+  Per table, the steps and checks of a table name the table's pool, so runs of one table queue behind
+  each other however launched (sensor, Materialize, backfill, CLI); with the Spark engine the Spark
+  steps name `hudi_spark` instead: one local Spark at a time, whichever table.
 - Run tag limits: one run per `hudi/table` (sensor, schedule and job runs) and, for the partitioned
   layout, one per `dagster/partition` (Dagster sets it on every run of one partition, backfills included).
 """

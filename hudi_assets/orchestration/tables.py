@@ -68,8 +68,8 @@ class HudiTranslator:
         return _name(table.database)
 
     def pool(self, table: HudiTableSpec) -> str:
-        """Every step of a table claims this pool: with run-granular pools of limit 1 (see
-        `instance.INSTANCE_YAML`) no two runs of one table are ever in progress at once."""
+        """The table's steps claim this pool (Spark steps claim the Spark pool instead): with run-granular
+        pools of limit 1 (see `instance`) a run holds it from start to end, so runs of one table queue."""
         return f"hudi_table/{table.database}.{table.key}"
 
     def job_name(self, table: HudiTableSpec) -> str:

@@ -72,7 +72,11 @@ def test_every_table_has_its_own_keys_group_pool_and_identity(lake):
     assert keys == {_key("default", "cow", s) for s in STEPS} | {_key("sales", "mor", s) for s in STEPS}
     node = graph.get(_key("sales", "mor", "clean_plan"))
     assert node.group_name == "sales"
-    assert defs.resolve_assets_def(node.key).op.pool == "hudi_table/sales.mor"
+    pools = {step: defs.resolve_assets_def(_key("sales", "mor", step)).op.pool for step in STEPS}
+    assert pools == {**dict.fromkeys(STEPS, "hudi_table/sales.mor"), "clean_plan": "hudi_spark",
+                     "clean_result": "hudi_spark"}
+    local = build_definitions(HudiTableRegistry(roots=[str(lake)], engine="local"))
+    assert local.resolve_assets_def(_key("sales", "mor", "clean_plan")).op.pool == "hudi_table/sales.mor"
     assert node.parent_keys == {_key("sales", "mor", "timeline_snapshot")}
     spec = defs.resolve_assets_def(_key("sales", "mor", "archive_batch")).specs_by_key[
         _key("sales", "mor", "archive_batch")]
