@@ -12,9 +12,9 @@ import dagster as dg
 import pandas as pd
 
 from hudi_assets.maintenance import maintenance_status
-from hudi_assets.orchestration.checks import check_result, logged
+from hudi_assets.orchestration.checks import check_result, logged, settings_in_force
 from hudi_assets.orchestration.display import bytes_metadata, instant_epoch, instant_metadata, table_value
-from hudi_assets.orchestration.invariants import TIMELINE_SCHEMA, config_frame, violations
+from hudi_assets.orchestration.invariants import TIMELINE_SCHEMA, violations
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.report import timeline_rows
 
@@ -61,7 +61,7 @@ def timeline_snapshot(context: dg.AssetExecutionContext, key: str):
             age_hours=pending["instant"].map(lambda i: _age_hours(table, i, now)))),
         "active_by_action": table_value(by_action),
         # Settings in force at this snapshot: JSON, so that they are shown and never plotted.
-        "retention_settings": dg.MetadataValue.json(config_frame(config).iloc[0].to_dict()),
+        "retention_settings": dg.MetadataValue.json(settings_in_force(config)),
         "clean_due": status.clean_due,
         "archive_due": status.archive_due,
     })

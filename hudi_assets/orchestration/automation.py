@@ -22,7 +22,7 @@ import dagster as dg
 
 from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.maintenance import MaintenanceStatus, maintenance_status
-from hudi_assets.orchestration.invariants import config_frame
+from hudi_assets.orchestration.checks import settings_in_force
 from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.orchestration.tables import DRY_RUN_TAG, TABLE_TAG
 from hudi_assets.table import HoodieTable
@@ -61,7 +61,7 @@ class TableTarget:
 def fingerprint(table: HoodieTable, registry: HudiTableRegistry, key: str) -> str:
     """Latest completed write and the settings in force: what makes a due table worth a new run."""
     last = table.active_timeline.completed_commits_timeline(table.is_mor).last()
-    settings = json.dumps(config_frame(registry.write_config(key, table)).iloc[0].to_dict(), sort_keys=True)
+    settings = json.dumps(settings_in_force(registry.write_config(key, table)), sort_keys=True)
     return f"{last.timestamp if last else '-'}:{hashlib.sha1(settings.encode()).hexdigest()[:12]}"
 
 

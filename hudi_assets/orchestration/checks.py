@@ -11,6 +11,7 @@ from __future__ import annotations
 import dagster as dg
 import pandas as pd
 
+from hudi_assets.config import WriteConfig
 from hudi_assets.orchestration.display import table_value
 from hudi_assets.orchestration.invariants import CONFIG_SCHEMA, config_frame, describe, violations
 from hudi_assets.orchestration.resources import HudiTableRegistry
@@ -28,9 +29,13 @@ def logged(context: dg.OpExecutionContext, result: dg.AssetCheckResult) -> dg.As
     return result
 
 
+def settings_in_force(config: WriteConfig) -> dict[str, str]:
+    """The retention settings as configured (raw text), for metadata and the sensor's fingerprint."""
+    return {str(k): str(v) for k, v in config_frame(config).iloc[0].items()}
+
+
 def check_result(context: dg.OpExecutionContext, name: str, failures: pd.DataFrame, frame: pd.DataFrame,
-                 what: str, severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR
-                 ) -> dg.AssetCheckResult:
+                 what: str) -> dg.AssetCheckResult:
     """The result of check `name` from pandera's failure cases, with the offending rows shown."""
     if failures.empty:
         return dg.AssetCheckResult(check_name=name, passed=True, metadata={"rows_checked": len(frame)})
@@ -38,7 +43,7 @@ def check_result(context: dg.OpExecutionContext, name: str, failures: pd.DataFra
     index = failures["index"].dropna().astype(int).unique()
     offending = frame.loc[index] if len(index) else failures.astype(str)
     return logged(context, dg.AssetCheckResult(
-        check_name=name, passed=False, severity=severity,
+        check_name=name, passed=False,
         description=f"{what}: " + "; ".join(sentences),
         metadata={"violations": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences)),
                   "offending_rows": table_value(offending.head(50))},

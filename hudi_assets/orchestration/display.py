@@ -16,7 +16,7 @@ def table_value(frame: pd.DataFrame) -> dg.TableMetadataValue:
     """A DataFrame as a typed `MetadataValue.table` (the UI sorts and formats it by column type)."""
     columns = [dg.TableColumn(str(name), _COLUMN_TYPES.get(dtype.kind, "string"))
                for name, dtype in frame.dtypes.items()]
-    records = [dg.TableRecord({str(k): _plain(v) for k, v in row.items() if not _missing(v)})
+    records = [dg.TableRecord({str(k): None if _missing(v) else _plain(v) for k, v in row.items()})
                for row in frame.to_dict("records")]
     return dg.MetadataValue.table(records, schema=dg.TableSchema(columns))
 
@@ -34,12 +34,14 @@ def _plain(value: object) -> str | int | float | bool:
 
 def readable_bytes(size: int) -> str:
     """1536 -> '1.5 KiB': the text shown beside every byte count (the number stays for plots)."""
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
+    if abs(size) < 1024:
+        return f"{int(size)} B"
+    value, unit = size / 1024, "KiB"
+    for bigger in ("MiB", "GiB", "TiB"):
+        if abs(value) < 1024:
+            break
+        value, unit = value / 1024, bigger
+    return f"{value:.1f} {unit}"
 
 
 def bytes_metadata(name: str, size: int) -> dict[str, dg.MetadataValue]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import dagster as dg
 
 from hudi_assets.exceptions import HudiAssetsError
-from hudi_assets.orchestration.invariants import config_frame
+from hudi_assets.orchestration.checks import settings_in_force
 from hudi_assets.orchestration.resources import HudiTableRegistry
 
 DEFAULT_DATABASE = "default"
@@ -41,7 +41,7 @@ def describe_tables(registry: HudiTableRegistry) -> list[HudiTableSpec]:
     for key, base_path in registry.tables().items():
         try:
             table = registry.open_path(base_path)
-            settings = config_frame(registry.write_config(key, table)).iloc[0].to_dict()
+            settings = settings_in_force(registry.write_config(key, table))
             specs.append(HudiTableSpec(key, base_path, table.config.database or DEFAULT_DATABASE,
                                        table.config.name, table.config.table_type, settings))
         except HudiAssetsError as error:
