@@ -1,16 +1,18 @@
-"""archive_batch -> merged_archive_files: Hudi's timeline archiver as two assets.
+"""archive_batch -> merged_archive_files: Hudi's timeline archiver as two steps.
 
 The batch is checked before any merge: every instant it removed from the active timeline must read
 back from the archive (merging rewrites archive files, so a loss found later could not be undone).
 """
+
+from __future__ import annotations
 
 import dagster as dg
 import pandas as pd
 
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
 from hudi_assets.archive.config import ArchiveConfig
-from hudi_assets.orchestration.assets import GROUP, TABLES, check_result, markdown_table
-from hudi_assets.orchestration.clean_assets import clean_result
+from hudi_assets.orchestration.checks import check_result, retention_guard
+from hudi_assets.orchestration.display import bytes_metadata, table_value
 from hudi_assets.orchestration.invariants import ARCHIVE_SCHEMA, violations
 from hudi_assets.orchestration.resources import HudiTableRegistry
 
@@ -20,49 +22,51 @@ def _archiver(hudi: HudiTableRegistry, key: str) -> HoodieTimelineArchiver:
     return HoodieTimelineArchiver(table, ArchiveConfig.from_write_config(hudi.write_config(key, table)))
 
 
-@dg.asset(partitions_def=TABLES, group_name=GROUP, deps=[clean_result], kinds={"hudi"},
-          check_specs=[dg.AssetCheckSpec(
-              "archived_instants_readable", asset="archive_batch", blocking=True,
-              description="Every state file removed from the active timeline reads back from the archive.")])
-def archive_batch(context: dg.AssetExecutionContext, hudi: HudiTableRegistry):
+def _state(instant) -> str:
+    return f"{instant.timestamp}.{instant.action}.{instant.state.name}"
+
+
+def archive_batch(context: dg.AssetExecutionContext, key: str):
     """Archives the instants Hudi 0.15's archiver would, reporting each fence that limited it."""
-    archiver = _archiver(hudi, context.partition_key)
+    hudi = context.resources.hudi
+    yield from retention_guard(context, hudi, key)
+    archiver = _archiver(hudi, key)
     before = len(archiver.table.active_timeline)
     selection = archiver.select()
-    if hudi.dry_run:
-        archived: list[str] = []
-        result = None
-    else:
-        result = archiver.archive_if_required(merge=False, selection=selection)
-        archived = [f"{i.timestamp}.{i.action}.{i.state.name}" for i in result.selection.state_files]
+    result = None if hudi.dry_run else archiver.archive_if_required(merge=False, selection=selection)
+    archived = [_state(i) for i in result.selection.state_files] if result else []
     written = [result.archive_file] if result and result.archive_file else []
-    entries = {f"{e.instant.timestamp}.{e.instant.action}.{e.instant.state.name}"
-               for e in archiver.archived.entries(only=written)} if written else set()
+    entries = {_state(e.instant) for e in archiver.archived.entries(only=written)} if written else set()
     frame = pd.DataFrame({"instant": archived, "archived": [a in entries for a in archived]})
-    yield check_result("archived_instants_readable", violations(ARCHIVE_SCHEMA, frame), frame,
+    yield check_result(context, "archived_instants_readable", violations(ARCHIVE_SCHEMA, frame), frame,
                        "archived instants are missing from the archive")
     after = len(archiver.table.reload_timeline())
     fences = pd.DataFrame([{"fence": f.name, "instant": f.instant or "", "reason": f.reason}
-                           for f in selection.fences])
+                           for f in selection.fences], columns=["fence", "instant", "reason"])
+    if written:
+        context.log.info(f"{key}: archived {len(result.selection.instants)} instants "
+                         f"({len(archived)} state files) into {written[0]}")
+    else:
+        context.log.info(f"{key}: nothing archived ({'dry run: ' if hudi.dry_run else ''}"
+                         f"{len(selection.instants)} instants selected; {selection.keep.reason})")
     yield dg.MaterializeResult(metadata={
         "dry_run": hudi.dry_run,
         "active_instants_before": before,
         "active_instants_after": after,
-        "instants_archived": 0 if result is None else len(result.selection.instants),
         "instants_selected": len(selection.instants),
+        "instants_archived": len(result.selection.instants) if result else 0,
         "state_files_archived": len(archived),
-        "archive_file": (result.archive_file or "") if result else "",
-        "keep_min_commits": selection.keep.min_commits,
-        "keep_max_commits": selection.keep.max_commits,
+        "archive_file": written[0] if written else "",
         "keep_range": selection.keep.reason,
-        "fences": markdown_table(fences),
+        "fences": table_value(fences),
     })
 
 
-@dg.asset(partitions_def=TABLES, group_name=GROUP, deps=[archive_batch], kinds={"hudi"})
-def merged_archive_files(context: dg.AssetExecutionContext, hudi: HudiTableRegistry) -> dg.MaterializeResult:
+def merged_archive_files(context: dg.AssetExecutionContext, key: str):
     """Merges small archive files when `hoodie.archive.merge.enable` is set (or says why not)."""
-    archiver = _archiver(hudi, context.partition_key)
+    hudi = context.resources.hudi
+    yield from retention_guard(context, hudi, key)
+    archiver = _archiver(hudi, key)
     before = {s.name: s.size for s in archiver.archived.archive_files()}
     if hudi.dry_run:
         merged, reason = None, "dry run"
@@ -75,14 +79,12 @@ def merged_archive_files(context: dg.AssetExecutionContext, hudi: HudiTableRegis
             f"fewer than {archiver.config.merge_files_batch_size} small archive files")
     after = {s.name: s.size for s in archiver.archived.archive_files()}
     gone = set(before) - set(after)
-    return dg.MaterializeResult(metadata={
+    context.log.info(f"{key}: {f'merged {len(gone)} archive files into {merged}' if merged else reason}")
+    yield dg.MaterializeResult(metadata={
         "merged_file": merged or "",
         "reason": reason,
         "files_merged": len(gone),
-        "bytes_merged": sum(before[name] for name in gone),
+        **bytes_metadata("bytes_merged", sum(before[name] for name in gone)),
         "archive_files": len(after),
-        "archive_bytes": sum(after.values()),
+        **bytes_metadata("archive_bytes", sum(after.values())),
     })
-
-
-ARCHIVE_ASSETS = [archive_batch, merged_archive_files]

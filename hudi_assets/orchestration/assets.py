@@ -1,4 +1,10 @@
-"""The maintenance lineage graph of one Hudi table (a partition of every asset is one table)."""
+"""timeline_snapshot: what the table's timeline says, and the checks that read it.
+
+Steps here and in `clean_assets` / `archive_assets` are plain generator functions of
+`(context, key)`; `factory` turns them into assets of one table (or of a table partition).
+"""
+
+from __future__ import annotations
 
 import time
 
@@ -6,30 +12,15 @@ import dagster as dg
 import pandas as pd
 
 from hudi_assets.maintenance import maintenance_status
-from hudi_assets.orchestration.invariants import (
-    CONFIG_SCHEMA,
-    TIMELINE_SCHEMA,
-    config_frame,
-    describe,
-    violations,
-)
-from hudi_assets.orchestration.resources import HudiTableRegistry
+from hudi_assets.orchestration.checks import check_result, logged, settings_in_force
+from hudi_assets.orchestration.display import bytes_metadata, instant_epoch, instant_metadata, table_value
+from hudi_assets.orchestration.invariants import TIMELINE_SCHEMA, violations
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.report import timeline_rows
 
-TABLES = dg.DynamicPartitionsDefinition(name="hudi_tables")
-GROUP = "hudi_maintenance"
 TIMELINE_COLUMNS = ["timeline", "instant", "action", "state", "completed", "operation", "partitions",
                     "files_written", "bytes_written", "files_deleted"]
-
-
-def _age_seconds(instant: str) -> float | None:
-    """Age of an instant time (process time zone, as Hudi mints them); None when not a date."""
-    try:
-        minted = time.mktime(time.strptime(instant[:14], "%Y%m%d%H%M%S"))
-    except ValueError:
-        return None
-    return round(time.time() - minted, 1)
+STALE_PENDING_SECONDS = 24 * 3600
 
 
 def timeline_frame(table: HoodieTable, details: bool = True) -> pd.DataFrame:
@@ -38,77 +29,63 @@ def timeline_frame(table: HoodieTable, details: bool = True) -> pd.DataFrame:
     return frame
 
 
-@dg.asset(partitions_def=TABLES, group_name=GROUP, kinds={"hudi"})
-def timeline_snapshot(context: dg.AssetExecutionContext, hudi: HudiTableRegistry) -> dg.Output[pd.DataFrame]:
-    """The table's active and archived timeline, one row per instant."""
-    table = hudi.open(context.partition_key)
+def _age_hours(table: HoodieTable, instant: str, now: float) -> float | None:
+    epoch = instant_epoch(instant, table.config.timeline_timezone)
+    return None if epoch is None else round((now - epoch) / 3600, 1)
+
+
+def timeline_snapshot(context: dg.AssetExecutionContext, key: str):
+    """The table's active and archived timeline: counts, pending instants and their ages."""
+    hudi = context.resources.hudi
+    table = hudi.open(key)
+    config = hudi.write_config(key, table)
     frame = timeline_frame(table)
     active = frame[frame["timeline"] == "active"]
     pending = active[~active["completed"]]
-    status = maintenance_status(table, hudi.write_config(context.partition_key, table))
-    by_action_state = active.groupby(["action", "state"]).size()
-    return dg.Output(frame, metadata={
-        "base_path": table.base_path,
-        "table_type": table.config.table_type,
+    status = maintenance_status(table, config)
+    now = time.time()
+    zone = table.config.timeline_timezone
+    by_action = active.groupby(["action", "state"]).size().rename("instants").reset_index()
+    context.log.info(f"{key}: {len(active)} active instants ({len(pending)} pending), "
+                     f"{status.commits_since_last_clean} commits since the last clean")
+    yield dg.MaterializeResult(metadata={
         "active_instants": len(active),
         "archived_instants": int((frame["timeline"] == "archived").sum()),
         "pending_instants": len(pending),
         "completed_commits": status.completed_commits,
-        "keep_max_commits": status.keep_max_commits,
         "commits_since_last_clean": status.commits_since_last_clean,
-        "oldest_pending_instant": pending["instant"].min() if len(pending) else "",
-        "active_by_action_state": dg.MetadataValue.json(
-            {f"{a}/{s}": int(n) for (a, s), n in by_action_state.items()}),
-        "pending": markdown_table(pending[["instant", "action", "state"]].assign(
-            age_seconds=pending["instant"].map(_age_seconds))),
+        **bytes_metadata("bytes_written_active", int(active["bytes_written"].fillna(0).sum())),
+        **instant_metadata("latest_instant", status.latest_instant, zone),
+        **instant_metadata("oldest_pending", pending["instant"].min() if len(pending) else None, zone),
+        "pending": table_value(pending[["instant", "action", "state"]].assign(
+            age_hours=pending["instant"].map(lambda i: _age_hours(table, i, now)))),
+        "active_by_action": table_value(by_action),
+        # Settings in force at this snapshot: JSON, so that they are shown and never plotted.
+        "retention_settings": dg.MetadataValue.json(settings_in_force(config)),
+        "clean_due": status.clean_due,
+        "archive_due": status.archive_due,
     })
 
 
-def markdown_table(frame: pd.DataFrame) -> dg.MetadataValue:
-    """A small DataFrame as a Markdown table for the Dagster UI ("none" when empty)."""
-    if frame.empty:
-        return dg.MetadataValue.md("none")
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * len(frame.columns)]
-    lines += ["| " + " | ".join(map(str, row)) + " |" for row in frame.itertuples(index=False)]
-    return dg.MetadataValue.md("\n".join(lines))
+def timeline_is_well_formed(context: dg.AssetCheckExecutionContext, key: str) -> dg.AssetCheckResult:
+    # One listing, read afresh: the check runs alone from the UI too.
+    frame = timeline_frame(context.resources.hudi.open(key), details=False)
+    return check_result(context.op_execution_context, "timeline_is_well_formed",
+                        violations(TIMELINE_SCHEMA, frame), frame, "malformed timeline")
 
 
-def check_result(name: str, failures: pd.DataFrame, frame: pd.DataFrame, what: str) -> dg.AssetCheckResult:
-    """The result of check `name` from pandera's failure cases, with the offending rows shown."""
-    if failures.empty:
-        return dg.AssetCheckResult(check_name=name, passed=True, metadata={"rows_checked": len(frame)})
-    sentences = describe(failures, frame)
-    index = failures["index"].dropna().astype(int).unique()
-    return dg.AssetCheckResult(
-        check_name=name,
-        passed=False,
-        description=f"{what}: " + "; ".join(sentences),
-        metadata={"violations": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences)),
-                  "offending_rows": markdown_table(frame.loc[index] if len(index) else failures)},
-    )
+def no_stale_pending_write(context: dg.AssetCheckExecutionContext, key: str) -> dg.AssetCheckResult:
+    """WARN: the oldest pending write fences archiving (Hudi keeps everything from the commit before
+    it); one left behind by a dead writer stops archiving for good until it is rolled back."""
+    table = context.resources.hudi.open(key)
+    oldest = table.active_timeline.write_timeline().filter_pending().first()
+    age = _age_hours(table, oldest.timestamp, time.time()) if oldest else None
+    metadata = instant_metadata("oldest_pending_write", oldest.timestamp if oldest else None,
+                                table.config.timeline_timezone)
+    stale = age is not None and age * 3600 > STALE_PENDING_SECONDS
+    description = (f"{oldest.file_name} has been pending for {age} hours: archiving keeps every instant "
+                   f"from the commit before it; roll it back if its writer is gone") if stale else None
+    return logged(context.op_execution_context, dg.AssetCheckResult(
+        check_name="no_stale_pending_write", passed=not stale, severity=dg.AssetCheckSeverity.WARN,
+        description=description, metadata={**metadata, "age_hours": age if age is not None else 0.0}))
 
-
-@dg.asset_check(asset=timeline_snapshot, blocking=True,
-                description="Retention settings are consistent before anything is planned or deleted: "
-                            "commits.retained < keep.min < keep.max commits, values > 0, policy known.")
-def retention_settings_are_safe(context: dg.AssetCheckExecutionContext,
-                                hudi: HudiTableRegistry) -> dg.AssetCheckResult:
-    key = context.op_execution_context.partition_key
-    frame = config_frame(hudi.write_config(key, hudi.open(key)))
-    return check_result("retention_settings_are_safe", violations(CONFIG_SCHEMA, frame), frame,
-                        "unsafe retention settings")
-
-
-@dg.asset_check(asset=timeline_snapshot, blocking=True,
-                description="Every instant time is well formed and no two instants share time and action.")
-def timeline_is_well_formed(context: dg.AssetCheckExecutionContext,
-                            hudi: HudiTableRegistry) -> dg.AssetCheckResult:
-    # Read afresh (one listing) rather than load the asset: Dagster hands an unpartitioned check
-    # every materialized partition of a partitioned asset.
-    frame = timeline_frame(hudi.open(context.op_execution_context.partition_key), details=False)
-    return check_result("timeline_is_well_formed", violations(TIMELINE_SCHEMA, frame), frame,
-                        "malformed timeline")
-
-
-ASSETS = [timeline_snapshot]
-CHECKS = [retention_settings_are_safe, timeline_is_well_formed]

@@ -1,57 +1,161 @@
-"""Sensor, schedule and job: tables are discovered, and maintenance runs when Hudi's thresholds are met.
+"""Sensor and schedule: maintenance runs when a table's timeline says it is due.
 
-Runs carry the tag `hudi/table=<key>`; the instance's run queue limits that tag to one run per
-value (see `dagster.yaml` of the demo instance), so runs for one table never overlap.
+Why a sensor and not `AutomationCondition`: whether a table is due is written in its timeline
+(commits since the last clean, completed commits past `hoodie.keep.max.commits`), which Hudi's
+writers change outside Dagster; automation conditions react to Dagster's own events (materializations,
+cron ticks, check results) and cannot read it. The sensor reads it, once per table per tick.
+
+A table is requested when it is due and its fingerprint (latest completed write, settings in force)
+changed since the sensor last requested or dismissed it: a `.clean.requested` written by a running
+run is not a write, so it triggers nothing; lowering a retention setting changes the fingerprint, so
+it is noticed. A table with a run queued or in progress is left alone.
 """
 
+from __future__ import annotations
+
+import hashlib
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import dagster as dg
 
-from hudi_assets.maintenance import maintenance_status
-from hudi_assets.orchestration.assets import GROUP, TABLES
+from hudi_assets.exceptions import HudiAssetsError
+from hudi_assets.maintenance import MaintenanceStatus, maintenance_status
+from hudi_assets.orchestration.checks import settings_in_force
 from hudi_assets.orchestration.resources import HudiTableRegistry
+from hudi_assets.orchestration.tables import DRY_RUN_TAG, TABLE_TAG
+from hudi_assets.table import HoodieTable
 
-TABLE_TAG = "hudi/table"
-
-maintenance_job = dg.define_asset_job(
-    "hudi_maintenance", selection=dg.AssetSelection.groups(GROUP),
-    description="Timeline snapshot, clean and archive of one Hudi table (one partition per table).",
-)
-
-
-def run_request(key: str, reason: str, run_key: str | None = None) -> dg.RunRequest:
-    return dg.RunRequest(partition_key=key, run_key=run_key, tags={TABLE_TAG: key, "hudi/reason": reason})
+PARTITION_TAG = "dagster/partition"
+ACTIVE_RUN_STATUSES = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED,
+                       dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
 
 
-@dg.sensor(job=maintenance_job, minimum_interval_seconds=60,
-           description="Registers tables as partitions and requests maintenance when commits since the "
-                       "last clean reach hoodie.clean.max.commits or the timeline exceeds keep.max.commits.")
-def hudi_maintenance_sensor(context: dg.SensorEvaluationContext, hudi: HudiTableRegistry) -> dg.SensorResult:
-    tables = hudi.tables()
-    known = set(context.instance.get_dynamic_partitions(TABLES.name))
-    cursor: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+@dataclass(frozen=True)
+class TableTarget:
+    """What a run of one table's maintenance materializes."""
+
+    key: str
+    asset_keys: frozenset[dg.AssetKey]
+    job_name: str
+    partition_key: str | None = None
+
+    def owns(self, run: dg.DagsterRun) -> bool:
+        """Whether `run` works on this table, however it was launched (sensor, UI, backfill, CLI)."""
+        if run.tags.get(TABLE_TAG) == self.key:
+            return True
+        if self.partition_key is not None:
+            return run.tags.get(PARTITION_TAG) == self.partition_key
+        return run.job_name == self.job_name or bool(set(run.asset_selection or ()) & self.asset_keys)
+
+    def run_request(self, reason: str, registry: HudiTableRegistry,
+                    run_key: str | None = None) -> dg.RunRequest:
+        tags = {TABLE_TAG: self.key, "hudi/reason": reason}
+        if registry.dry_run:
+            tags[DRY_RUN_TAG] = "true"
+        return dg.RunRequest(run_key=run_key, partition_key=self.partition_key,
+                             asset_selection=sorted(self.asset_keys, key=lambda k: k.path), tags=tags)
+
+
+def fingerprint(table: HoodieTable, registry: HudiTableRegistry, key: str) -> str:
+    """Latest completed write and the settings in force: what makes a due table worth a new run."""
+    last = table.active_timeline.completed_commits_timeline(table.is_mor).last()
+    settings = json.dumps(settings_in_force(registry.write_config(key, table)), sort_keys=True)
+    return f"{last.timestamp if last else '-'}:{hashlib.sha1(settings.encode()).hexdigest()[:12]}"
+
+
+def why(status: MaintenanceStatus) -> str:
+    clean = (f"{status.commits_since_last_clean} commits since the last clean "
+             f"({'>=' if status.clean_due else '<'} hoodie.clean.max.commits={status.clean_max_commits})")
+    archive = (f"{status.completed_commits} completed commits "
+               f"({'>' if status.archive_due else '<='} hoodie.keep.max.commits={status.keep_max_commits})")
+    return f"{clean}; {archive}"
+
+
+def _busy(context, targets: list[TableTarget]) -> set[str]:
+    runs = context.instance.get_runs(filters=dg.RunsFilter(statuses=ACTIVE_RUN_STATUSES))
+    return {t.key for t in targets if any(t.owns(run) for run in runs)}
+
+
+def _registered(context, tables: dict[str, str], partitions: dg.DynamicPartitionsDefinition | None,
+                target: Callable[[str], TableTarget | None]) -> tuple[list[TableTarget], list]:
+    """Targets of the tables found now; in the partitioned layout, partition add/delete requests."""
+    if partitions is None:
+        for key in [k for k in tables if target(k) is None]:
+            context.log.warning(f"{key}: found at {tables[key]} but not in the definitions; reload the code "
+                                "location to add its assets")
+        return [t for t in map(target, tables) if t], []
+    known = set(context.instance.get_dynamic_partitions(partitions.name))
     requests = []
-    for key, base_path in tables.items():
-        table = hudi.open_path(base_path)  # one discovery per evaluation, not one per table
-        status = maintenance_status(table, hudi.write_config(key, table))
-        if cursor.get(key) == status.latest_instant:
-            continue  # nothing happened since the last look
-        cursor[key] = status.latest_instant
-        if status.due:
-            reason = "clean" if status.clean_due else "archive"
-            requests.append(run_request(key, reason, run_key=f"{key}:{status.latest_instant}"))
-    removed = sorted(known - set(tables))
-    partition_requests = [TABLES.build_add_request(sorted(set(tables) - known))]
-    if removed:
-        partition_requests.append(TABLES.build_delete_request(removed))
-    kept = {k: cursor[k] for k in tables if k in cursor}
-    return dg.SensorResult(run_requests=requests, cursor=json.dumps(kept),
-                           dynamic_partitions_requests=partition_requests)
+    if set(tables) - known:
+        context.log.info(f"registering tables as partitions: {', '.join(sorted(set(tables) - known))}")
+        requests.append(partitions.build_add_request(sorted(set(tables) - known)))
+    if known - set(tables):
+        context.log.info(f"tables gone, partitions removed: {', '.join(sorted(known - set(tables)))}")
+        requests.append(partitions.build_delete_request(sorted(known - set(tables))))
+    return [target(k) for k in tables], requests
 
 
-@dg.schedule(job=maintenance_job, cron_schedule="0 3 * * *",
-             description="Daily safety net: maintenance of every registered table, due or not.")
-def daily_hudi_maintenance(context: dg.ScheduleEvaluationContext, hudi: HudiTableRegistry):
-    known = set(context.instance.get_dynamic_partitions(TABLES.name))
-    return [run_request(key, "daily") for key in hudi.tables() if key in known]
+def build_sensor(selection: dg.AssetSelection, target: Callable[[str], TableTarget | None],
+                 partitions: dg.DynamicPartitionsDefinition | None) -> dg.SensorDefinition:
+    @dg.sensor(name="hudi_maintenance_sensor", target=selection, minimum_interval_seconds=60,
+               default_status=dg.DefaultSensorStatus.RUNNING,
+               description="Registers tables and requests maintenance when commits since the last clean "
+                           "reach hoodie.clean.max.commits or completed commits exceed keep.max.commits.")
+    def hudi_maintenance_sensor(context: dg.SensorEvaluationContext,
+                                hudi: HudiTableRegistry) -> dg.SensorResult:
+        tables = hudi.tables()
+        targets, partition_requests = _registered(context, tables, partitions, target)
+        busy = _busy(context, targets)
+        cursor: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+        requests, reasons = [], []
+        for t in targets:
+            if t.key in busy:
+                reasons.append(f"{t.key}: a run is queued or in progress")
+                context.log.info(reasons[-1])
+                continue
+            try:
+                table = hudi.open_path(tables[t.key])
+                status = maintenance_status(table, hudi.write_config(t.key, table))
+                mark = fingerprint(table, hudi, t.key)
+            except HudiAssetsError as error:
+                reasons.append(f"{t.key}: {error}")
+                context.log.warning(reasons[-1])
+                continue
+            if not status.due:
+                note = f"{t.key}: not due ({why(status)})"
+            elif cursor.get(t.key) == mark:
+                note = f"{t.key}: due, already requested for this timeline and these settings"
+            else:
+                note = None
+                requests.append(t.run_request("clean" if status.clean_due else "archive", hudi,
+                                              run_key=f"{t.key}:{mark}"))
+                context.log.info(f"{t.key}: requesting maintenance ({why(status)})")
+            if note:
+                reasons.append(note)
+                context.log.info(note)
+            cursor[t.key] = mark
+        return dg.SensorResult(
+            run_requests=requests, dynamic_partitions_requests=partition_requests,
+            cursor=json.dumps({k: v for k, v in cursor.items() if k in tables}, sort_keys=True),
+            skip_reason=None if requests else ("; ".join(reasons) or "no tables registered"))
+
+    return hudi_maintenance_sensor
+
+
+def build_schedule(selection: dg.AssetSelection, target: Callable[[str], TableTarget | None],
+                   partitions: dg.DynamicPartitionsDefinition | None) -> dg.ScheduleDefinition:
+    @dg.schedule(name="daily_hudi_maintenance", target=selection, cron_schedule="0 3 * * *",
+                 description="Daily safety net: maintenance of every registered table, due or not.")
+    def daily_hudi_maintenance(context: dg.ScheduleEvaluationContext, hudi: HudiTableRegistry):
+        known = (set(context.instance.get_dynamic_partitions(partitions.name)) if partitions
+                 else set(hudi.tables()))
+        targets = [t for t in map(target, sorted(known & set(hudi.tables()))) if t]
+        busy = _busy(context, targets)
+        tick = context.scheduled_execution_time
+        requests = [t.run_request("daily", hudi, run_key=f"{t.key}:daily:{tick}") for t in targets
+                    if t.key not in busy]
+        return requests or dg.SkipReason("no registered table without a run in progress")
+
+    return daily_hudi_maintenance

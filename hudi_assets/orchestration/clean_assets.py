@@ -1,21 +1,24 @@
-"""clean_plan -> clean_result: Hudi's cleaner as two assets, each guarded by a blocking pandera check.
+"""clean_plan -> clean_result: Hudi's cleaner as two steps over the core workflow.
 
 The plan is validated in memory before `<t>.clean.requested` is written: a requested clean is one
 Hudi's own writers would go on to execute, so an unsafe plan must never reach the timeline.
+clean_result loads nothing from clean_plan: it executes exactly the pending plans the core re-reads
+from the timeline and re-validates (`run_pending`), whoever requested them and whenever.
 """
 
+from __future__ import annotations
+
 import time
-from dataclasses import dataclass, field
 
 import dagster as dg
 import pandas as pd
-from dagster_pyspark import LazyPySparkResource
 
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.clean.plan import CleanerPlan
 from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.clean.validation import ValidationReport
 from hudi_assets.clean.workflow import (
+    CleanResult,
     pending_cleans,
     plan_clean,
     refuse_unsupported,
@@ -24,42 +27,103 @@ from hudi_assets.clean.workflow import (
     validate_new_plan,
     validate_pending,
 )
+from hudi_assets.exceptions import DeleteFailedError
 from hudi_assets.fsview import FileSystemView
-from hudi_assets.orchestration.assets import GROUP, TABLES, check_result, markdown_table, timeline_snapshot
+from hudi_assets.orchestration.checks import check_result, logged, retention_guard
+from hudi_assets.orchestration.display import bytes_metadata, instant_metadata, readable_bytes, table_value
 from hudi_assets.orchestration.invariants import SURVIVORS_SCHEMA, violations
-from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 
 PLAN_COLUMNS = ["partition", "file", "path", "size_bytes"]
 VIOLATION_COLUMNS = ["plan_file", "path", "problem"]
+TOP_FILES = 20
 
 
-@dataclass
-class CleanPlanOutput:
-    """What clean_result needs: the plan, its instant (None: not requested), and what must survive."""
-
-    frame: pd.DataFrame
-    instant: str | None
-    dry_run: bool
-    ectr: str | None
-    must_survive: list[str] = field(default_factory=list)
-
-
-def _plan_frame(table: HoodieTable, view: FileSystemView, plan: CleanerPlan) -> pd.DataFrame:
-    """One row per planned file with its size, for the metadata people read."""
+def _plan_frame(view: FileSystemView, plans: list[CleanerPlan]) -> pd.DataFrame:
+    """One row per planned file with its size (one listing per partition named by a plan)."""
     rows = []
-    for partition, files in plan.file_paths_to_delete.items():
-        sizes = view.file_sizes(partition)
-        for info in files:
-            name = info.file_path.rpartition("/")[2]
-            rows.append({"partition": partition, "file": name, "path": info.file_path,
-                         "size_bytes": sizes.get(name, 0)})
-    return pd.DataFrame(rows, columns=PLAN_COLUMNS)
+    sizes: dict[str, dict[str, int]] = {}
+    for plan in plans:
+        for partition, files in plan.file_paths_to_delete.items():
+            if partition not in sizes:
+                sizes[partition] = view.file_sizes(partition)
+            for info in files:
+                name = info.file_path.rpartition("/")[2]
+                rows.append({"partition": partition, "file": name, "path": info.file_path,
+                             "size_bytes": sizes[partition].get(name, 0)})
+    return pd.DataFrame(rows, columns=PLAN_COLUMNS).astype({"size_bytes": "int64"})
+
+
+def _plan_metadata(frame: pd.DataFrame) -> dict[str, object]:
+    """Totals, the largest files and the per-partition breakdown of planned deletes."""
+    by_partition = frame.groupby("partition").agg(files=("file", "size"), size_bytes=("size_bytes", "sum"))
+    top = frame.nlargest(TOP_FILES, "size_bytes")[["partition", "file", "size_bytes"]]
+    return {
+        "files_to_delete": len(frame),
+        **bytes_metadata("bytes_to_delete", int(frame["size_bytes"].sum())),
+        f"largest_{TOP_FILES}_files": table_value(top.assign(size=top["size_bytes"].map(readable_bytes))),
+        "per_partition": table_value(by_partition.reset_index()),
+    }
+
+
+def plan_check(context: dg.OpExecutionContext, report: ValidationReport) -> dg.AssetCheckResult:
+    """The core's verdict on the plans, with the offending rows the CLI prints too."""
+    if report.safe:
+        return dg.AssetCheckResult(check_name="plan_is_safe", passed=True,
+                                   metadata={"plans_checked": len(report.plans)})
+    frame = pd.DataFrame([(v.plan_file, v.path, v.problem) for v in report.violations],
+                         columns=VIOLATION_COLUMNS)
+    first = report.violations[0]
+    return logged(context, dg.AssetCheckResult(
+        check_name="plan_is_safe", passed=False, severity=dg.AssetCheckSeverity.ERROR,
+        description=f"unsafe clean plan {first.plan_file}: {first.path}: {first.problem} "
+                    f"({len(frame)} offending entries); nothing was deleted. Remove it with "
+                    f"`hudi-assets clean PATH --discard-pending {first.instant}`",
+        metadata={"offending_rows": table_value(frame.head(50))},
+    ))
+
+
+def clean_plan(context: dg.AssetExecutionContext, key: str):
+    """The clean Hudi would run now (or the pending ones it would finish first), one row per file."""
+    hudi = context.resources.hudi
+    yield from retention_guard(context, hudi, key)
+    table = hudi.open(key)
+    config = CleanConfig.from_write_config(hudi.write_config(key, table))
+    refuse_unsupported(table, config)
+    pending = pending_cleans(table)
+    plans = [p for p in pending if p.plan is not None]
+    if plans:
+        report = validate_pending(table, config, pending)
+        plan, instant, source = plans[0].plan, plans[0].instant.timestamp, "pending"
+    elif needs_cleaning(table, config):
+        plan, _ = plan_clean(table, config, hudi.engine_for(context.resources.spark))
+        report = validate_new_plan(table, config, plan)
+        instant, source = None, "planned"
+    else:
+        plan, instant, source, report = None, None, "not due", ValidationReport()
+    frame = _plan_frame(FileSystemView(table), [plan] if plan else [])
+    yield plan_check(context, report)
+    if report.safe and plan and source == "planned" and not hudi.dry_run:
+        instant = request_clean(table, config, plan)
+    ectr = plan.ectr_timestamp if plan else None
+    context.log.info(f"{key}: clean {source}{' (dry run)' if hudi.dry_run else ''}: {len(frame)} files, "
+                     f"{readable_bytes(int(frame['size_bytes'].sum()))}, earliest commit to retain "
+                     f"{ectr or 'none'}{f', requested as {instant}' if instant else ''}")
+    zone = table.config.timeline_timezone
+    yield dg.MaterializeResult(metadata={
+        "source": source,
+        "dry_run": hudi.dry_run,
+        "policy": config.policy,
+        **instant_metadata("clean", instant if report.safe else None, zone),
+        **instant_metadata("earliest_commit_to_retain", ectr, zone),
+        "partitions_to_delete": len(plan.partitions_to_delete) if plan else 0,
+        **_plan_metadata(frame),
+    })
 
 
 def _must_survive(table: HoodieTable, view: FileSystemView, ectr: str | None) -> list[str]:
-    """Files the clean must leave: every latest slice, and everything written at or after the ECTR."""
+    """Files the cleans must leave: every latest slice, and everything written at or after the ECTR."""
     paths = {p for partition in view.partitions for s in view.latest_file_slices(partition) for p in s.paths}
     if ectr is not None:
         active = table.active_timeline
@@ -78,115 +142,65 @@ def existing(storage, paths: list[str]) -> list[bool]:
     return [path.rpartition("/")[2] in by_directory[path.rpartition("/")[0]] for path in paths]
 
 
-def plan_check(report: ValidationReport) -> dg.AssetCheckResult:
-    """The core's verdict on the plans, with the offending rows the CLI prints too."""
-    if report.safe:
-        return dg.AssetCheckResult(check_name="plan_is_safe", passed=True,
-                                   metadata={"plans_checked": len(report.plans)})
-    frame = pd.DataFrame([(v.plan_file, v.path, v.problem) for v in report.violations],
-                         columns=VIOLATION_COLUMNS)
-    first = report.violations[0]
-    return dg.AssetCheckResult(
-        check_name="plan_is_safe", passed=False, severity=dg.AssetCheckSeverity.ERROR,
-        description=f"unsafe clean plan {first.plan_file}: {first.path}: {first.problem} "
-                    f"({len(frame)} offending entries); nothing was deleted. Remove it with "
-                    f"`hudi-assets clean PATH --discard-pending {first.instant}`",
-        metadata={"offending_rows": markdown_table(frame.head(50))},
-    )
+def _deleted(table: HoodieTable, instants: list[str]) -> set[tuple[str, str]]:
+    """(partition, file name) the completed cleans report as deleted."""
+    active = table.reload_timeline()
+    removed: set[tuple[str, str]] = set()
+    for ts in instants:
+        clean = metadata.completed_metadata(active, active.get(ts, "clean")) or {}
+        for partition, stat in (clean.get("partitionMetadata") or {}).items():
+            removed.update((partition, name) for name in stat.get("successDeleteFiles") or [])
+    return removed
 
 
-@dg.asset(partitions_def=TABLES, group_name=GROUP, deps=[timeline_snapshot], kinds={"hudi", "spark"},
-          check_specs=[dg.AssetCheckSpec(
-              "plan_is_safe", asset="clean_plan", blocking=True,
-              description="Every pending plan, and a new one before it is requested, passes the core's "
-                          "safety rule: data files of the table only, inside the base path; no latest slice, "
-                          "savepointed file, file read by a pending compaction/clustering, or slice a reader "
-                          "at the earliest commit to retain needs; partitions deleted only when empty.")])
-def clean_plan(context: dg.AssetExecutionContext, hudi: HudiTableRegistry, spark: LazyPySparkResource):
-    """The clean Hudi would run now (or the pending ones it would finish first), one row per file."""
-    key = context.partition_key
+def clean_result(context: dg.AssetExecutionContext, key: str):
+    """Executes every pending clean as the timeline holds it now, and reports what was deleted."""
+    hudi = context.resources.hudi
+    yield from retention_guard(context, hudi, key)
     table = hudi.open(key)
     config = CleanConfig.from_write_config(hudi.write_config(key, table))
-    refuse_unsupported(table, config)
-    pending = pending_cleans(table)
-    plans = [p for p in pending if p.plan is not None]
-    if plans:
-        report = validate_pending(table, config, pending)
-        plan, instant, source = plans[0].plan, plans[0].instant.timestamp, "pending"
-    elif needs_cleaning(table, config):
-        plan, _ = plan_clean(table, config, hudi.engine_for(spark))
-        report = validate_new_plan(table, config, plan)
-        instant, source = None, "planned"
-    else:
-        plan, instant, source, report = None, None, "not due", ValidationReport()
+    plans = [p.plan for p in pending_cleans(table) if p.plan is not None]
     view = FileSystemView(table)
-    frame = _plan_frame(table, view, plan) if plan else pd.DataFrame(columns=PLAN_COLUMNS)
-    yield plan_check(report)
-    if report.safe and plan and source == "planned" and not hudi.dry_run:
-        instant = request_clean(table, config, plan)
-    ectr = plan.ectr_timestamp if plan else None
-    by_partition = frame.groupby("partition").agg(files=("file", "size"), bytes=("size_bytes", "sum"))
-    yield dg.Output(
-        CleanPlanOutput(frame, instant if report.safe else None, hudi.dry_run, ectr,
-                        _must_survive(table, view, ectr) if plan else []),
-        metadata={
-            "source": source,
-            "clean_instant": instant or "",
-            "dry_run": hudi.dry_run,
-            "policy": config.policy,
-            "earliest_commit_to_retain": ectr or "",
-            "files_to_delete": len(frame),
-            "bytes_to_delete": int(frame["size_bytes"].sum()) if len(frame) else 0,
-            "partitions_to_delete": len(plan.partitions_to_delete) if plan else 0,
-            "per_partition": markdown_table(by_partition.reset_index()),
-        },
-    )
-
-
-@dg.asset(partitions_def=TABLES, group_name=GROUP, kinds={"hudi", "spark"},
-          check_specs=[dg.AssetCheckSpec(
-              "retained_files_exist", asset="clean_result", blocking=True,
-              description="After the clean, every file of the latest slices and every file written at or "
-                          "after the earliest commit to retain still exists.")])
-def clean_result(context: dg.AssetExecutionContext, clean_plan: CleanPlanOutput, hudi: HudiTableRegistry,
-                 spark: LazyPySparkResource):
-    """Runs the requested clean (and any other pending one) and reports what it deleted."""
-    key = context.partition_key
-    table = hudi.open(key)
+    planned = _plan_frame(view, plans)
+    # Later plans may delete what an earlier plan kept: the last plan's ECTR is what must hold after all.
+    ectr = plans[-1].ectr_timestamp if plans else None
+    must_survive = _must_survive(table, view, ectr) if plans else []
     started = time.monotonic()
-    completed: dict[str, int] = {}
-    failed = 0
-    removed: set[tuple[str, str]] = set()  # (partition, file name) the cleans report deleted
-    if not clean_plan.dry_run:
-        config = CleanConfig.from_write_config(hudi.write_config(key, table))
+    result = CleanResult()
+    if plans and not hudi.dry_run:
 
         def progress(done: int, total: int) -> None:
             if done == total or done % 1000 == 0:
                 context.log.info(f"deleted {done} of {total} files")
 
-        completed = run_pending(table, config, hudi.engine_for(spark), progress).completed
-        active = table.reload_timeline()
-        for ts in completed:
-            clean = metadata.completed_metadata(active, active.get(ts, "clean")) or {}
-            for partition, stat in (clean.get("partitionMetadata") or {}).items():
-                failed += len(stat.get("failedDeleteFiles") or [])
-                removed.update((partition, name) for name in stat.get("successDeleteFiles") or [])
-    frame = pd.DataFrame({"path": clean_plan.must_survive})
-    frame["exists"] = existing(table.storage, clean_plan.must_survive)
-    yield check_result("retained_files_exist", violations(SURVIVORS_SCHEMA, frame), frame,
+        try:
+            run_pending(table, config, hudi.engine_for(context.resources.spark), progress, result=result)
+        except DeleteFailedError as error:  # the cleans completed; the next clean retries the files
+            context.log.warning(str(error))
+    frame = pd.DataFrame({"path": must_survive})
+    frame["exists"] = existing(table.storage, must_survive)
+    yield check_result(context, "retained_files_exist", violations(SURVIVORS_SCHEMA, frame), frame,
                        "files of retained instants are missing")
-    plan = clean_plan.frame
-    deleted = pd.Series([(p, f) in removed for p, f in zip(plan["partition"], plan["file"], strict=True)],
-                        index=plan.index, dtype=bool)
-    reclaimed = plan.loc[deleted, "size_bytes"]
+    failed = result.failed
+    yield logged(context, dg.AssetCheckResult(
+        check_name="no_failed_deletes", passed=not failed, severity=dg.AssetCheckSeverity.WARN,
+        description=f"{len(failed)} file(s) could not be deleted; the next clean retries them: "
+                    + ", ".join(failed[:5]) if failed else None,
+        metadata={"files_failed": len(failed)}))
+    removed = _deleted(table, list(result.completed))
+    deleted = [(p, f) in removed for p, f in zip(planned["partition"], planned["file"], strict=True)]
+    reclaimed = int(planned.loc[deleted, "size_bytes"].sum()) if len(planned) else 0
+    context.log.info(f"{key}: {len(result.executed)} clean(s) executed, {result.files_deleted} files deleted "
+                     f"({readable_bytes(reclaimed)}), {len(failed)} failed")
     yield dg.MaterializeResult(metadata={
-        "dry_run": clean_plan.dry_run,
-        "cleans_completed": ", ".join(completed) or "none",
-        "files_deleted": sum(completed.values()),
-        "files_failed": failed,
-        "bytes_reclaimed": int(reclaimed.sum()),
+        "dry_run": hudi.dry_run,
+        "pending_plans": len(plans),
+        "cleans_completed": table_value(pd.DataFrame(
+            [(c.instant, c.files_deleted, c.partitions_deleted) for c in result.executed],
+            columns=["instant", "files_deleted", "partitions_deleted"])),
+        "files_deleted": result.files_deleted,
+        "files_failed": len(failed),
+        **bytes_metadata("bytes_reclaimed", reclaimed),
         "duration_seconds": round(time.monotonic() - started, 3),
     })
 
-
-CLEAN_ASSETS = [clean_plan, clean_result]

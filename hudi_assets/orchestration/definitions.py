@@ -5,25 +5,20 @@ from __future__ import annotations
 import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 
-from hudi_assets.orchestration.archive_assets import ARCHIVE_ASSETS
-from hudi_assets.orchestration.assets import ASSETS, CHECKS
-from hudi_assets.orchestration.automation import (
-    daily_hudi_maintenance,
-    hudi_maintenance_sensor,
-    maintenance_job,
-)
-from hudi_assets.orchestration.clean_assets import CLEAN_ASSETS
+from hudi_assets.orchestration.factory import build_hudi_maintenance_assets
 from hudi_assets.orchestration.resources import HudiTableRegistry, spark_resource
+from hudi_assets.orchestration.tables import HudiTranslator
 
 
-def build_definitions(registry: HudiTableRegistry,
-                      spark: LazyPySparkResource | None = None) -> dg.Definitions:
-    """The five assets and their checks, partitioned by table, with the sensor, schedule and job."""
+def build_definitions(registry: HudiTableRegistry, spark: LazyPySparkResource | None = None, *,
+                      partitioned: bool = False, translator: HudiTranslator | None = None) -> dg.Definitions:
+    """The maintenance graph of every table with its checks, jobs, sensor and schedule.
+
+    Every run executes in one process (`in_process_executor`, UI materializations included), so the
+    steps share one Spark session, started only by the first step that needs it."""
+    built = build_hudi_maintenance_assets(registry, partitioned=partitioned, translator=translator)
     return dg.Definitions(
-        assets=[*ASSETS, *CLEAN_ASSETS, *ARCHIVE_ASSETS],
-        asset_checks=CHECKS,
-        jobs=[maintenance_job],
-        sensors=[hudi_maintenance_sensor],
-        schedules=[daily_hudi_maintenance],
+        assets=built.assets, asset_checks=built.asset_checks, jobs=built.jobs, sensors=built.sensors,
+        schedules=built.schedules, executor=dg.in_process_executor,
         resources={"hudi": registry, "spark": spark or spark_resource()},
     )

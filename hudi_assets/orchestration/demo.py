@@ -16,10 +16,10 @@ import dagster as dg
 
 from hudi_assets.config import parse_overrides
 from hudi_assets.demo import demo_table_specs, write_demo_tables
-from hudi_assets.orchestration.assets import TABLES
 from hudi_assets.orchestration.definitions import build_definitions
 from hudi_assets.orchestration.instance import prepare_dagster_home
 from hudi_assets.orchestration.resources import HudiTableRegistry
+from hudi_assets.orchestration.tables import HudiTranslator, describe_tables
 
 DEMO_ENTRIES = {*demo_table_specs(), ".dagster_home"}
 # Small retention so that the 14-commit demo tables have something to clean and to archive.
@@ -28,8 +28,9 @@ DEMO_HOODIE_CONF = {"hoodie.cleaner.commits.retained": "3", "hoodie.keep.min.com
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 # Numeric metadata worth a line of the summary, by asset.
 SUMMARY_KEYS = ("active_instants", "archived_instants", "pending_instants", "commits_since_last_clean",
-                "source", "policy", "earliest_commit_to_retain", "files_to_delete", "bytes_to_delete",
-                "files_deleted", "files_failed", "bytes_reclaimed", "active_instants_before",
+                "source", "policy", "earliest_commit_to_retain_instant", "files_to_delete",
+                "bytes_to_delete_text", "files_deleted", "files_failed", "bytes_reclaimed_text",
+                "active_instants_before",
                 "active_instants_after", "instants_archived", "archive_file", "reason", "files_merged")
 
 
@@ -46,14 +47,15 @@ def run_demo(root: Path, hoodie_conf: dict[str, str]) -> bool:
     tables = [Path(p) for p in write_demo_tables(str(root))]
     before = {t: snapshot_rows(t) for t in tables}
     home = prepare_dagster_home(root / ".dagster_home")
-    registry = HudiTableRegistry(base_paths=[str(t) for t in tables], hoodie_conf=hoodie_conf)
-    job = build_definitions(registry).resolve_implicit_global_asset_job_def()
+    # The demo opts in to deleting: a registry is a dry run unless told otherwise.
+    registry = HudiTableRegistry(base_paths=[str(t) for t in tables], hoodie_conf=hoodie_conf, dry_run=False)
+    defs = build_definitions(registry)
+    jobs = {spec.key: HudiTranslator().job_name(spec) for spec in describe_tables(registry)}
     ok = True
     with dg.DagsterInstance.from_config(str(home)) as instance:
-        instance.add_dynamic_partitions(TABLES.name, [t.name for t in tables])
         for table in tables:
-            result = job.execute_in_process(QUIET, partition_key=table.name, instance=instance,
-                                            raise_on_error=False)
+            result = defs.get_job_def(jobs[table.name]).execute_in_process(QUIET, instance=instance,
+                                                                           raise_on_error=False)
             ok &= result.success
             print(f"{table.name}: {'succeeded' if result.success else 'FAILED'} ({table})")
             for event in result.get_asset_materialization_events():
@@ -64,7 +66,9 @@ def run_demo(root: Path, hoodie_conf: dict[str, str]) -> bool:
             for event in result.all_events:
                 if event.event_type_value == "ASSET_CHECK_EVALUATION":
                     check = event.asset_check_evaluation_data
-                    print(f"  check {check.check_name}: {'passed' if check.passed else 'FAILED'}"
+                    verdict = "passed" if check.passed else (
+                        "WARNING" if check.severity == dg.AssetCheckSeverity.WARN else "FAILED")
+                    print(f"  check {check.asset_key.path[-1]}.{check.check_name}: {verdict}"
                           + ("" if check.passed else f" - {check.description}"))
             if before[table] is not None:
                 same = snapshot_rows(table) == before[table]

@@ -16,7 +16,7 @@ from hudi_assets.table import HoodieTable
 
 
 class HudiTableRegistry(dg.ConfigurableResource):
-    """Which tables to maintain and how; each table becomes a partition of every asset."""
+    """Which tables to maintain and how (each table gets its own assets, or a partition of them)."""
 
     base_paths: list[str] = Field(
         default_factory=list,
@@ -45,8 +45,9 @@ class HudiTableRegistry(dg.ConfigurableResource):
                     "(a thread pool, for small tables).",
     )
     dry_run: bool = Field(
-        default=False,
-        description="Plan and report only: no clean is requested or executed and nothing is archived.",
+        default=True,
+        description="Plan and report only: no clean is requested or executed and nothing is archived. "
+                    "True by default: a deployment deletes nothing until it sets dry_run=False.",
     )
 
     def tables(self) -> dict[str, str]:

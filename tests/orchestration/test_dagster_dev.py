@@ -1,7 +1,14 @@
-"""End to end: `dagster dev` (webserver + daemon) on 127.0.0.1 serves the graph and runs it."""
+"""End to end: `dagster dev` (webserver + daemon) on 127.0.0.1, driven over the GraphQL the UI itself uses.
+
+An unsafe table (its hoodie.properties set commits.retained above keep.min) and a safe one: after a run
+of each, the unsafe table's retention check is failed and the safe one's passed, per table; a check
+runs on its own (the Execute button); materializing archive_batch alone on the unsafe table is
+blocked; two launches on one table (UI-style and a backfill or a second UI launch) never run at once.
+"""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -12,20 +19,99 @@ import time
 import urllib.request
 from pathlib import Path
 
-import dagster as dg
 import pytest
-from dagster_graphql import DagsterGraphQLClient
 
 from hudi_assets.demo import generate_table
-from hudi_assets.orchestration.assets import TABLES
 from hudi_assets.orchestration.instance import prepare_dagster_home
 from hudi_assets.storage import Storage
+from hudi_assets.table_config import load_table_config, write_table_config
 
 pytestmark = pytest.mark.dagster
 
 PROJECT = Path(__file__).resolve().parents[2]
-ASSETS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files")
-GRAPH_QUERY = "{ assetNodes { assetKey { path } } }"
+STEPS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files")
+RETENTION = "retention_settings_are_safe"
+FINISHED = ("SUCCESS", "FAILURE", "CANCELED")
+LAUNCH = """mutation($params: ExecutionParams!) { launchPipelineExecution(executionParams: $params) {
+  __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message }
+  ... on InvalidSubsetError { message } } }"""
+BACKFILL = """mutation($params: LaunchBackfillParams!) { launchPartitionBackfill(backfillParams: $params) {
+  __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message } } }"""
+RUNS = """query($ids: [String!]) { runsOrError(filter: {runIds: $ids}) { ... on Runs { results {
+  runId status startTime endTime tags { key value } } } } }"""
+BACKFILL_RUNS = """query($id: String!) { partitionBackfillOrError(backfillId: $id) {
+  ... on PartitionBackfill { status runs { runId } } } }"""
+CHECKS = """query($keys: [AssetKeyInput!]) { assetNodes(assetKeys: $keys) { assetKey { path }
+  assetChecksOrError { ... on AssetChecks { checks { name canExecuteIndividually
+    executionForLatestMaterialization { status }
+    partitionStatuses { ... on AssetCheckDefaultPartitionStatuses { succeededPartitions failedPartitions
+      inProgressPartitions skippedPartitions executionFailedPartitions } }
+  } } } } }"""
+PARTITIONS = """query($keys: [AssetKeyInput!]) { assetNodes(assetKeys: $keys) { partitionKeys } }"""
+MATERIALIZED = """query($key: AssetKeyInput!) { assetOrError(assetKey: $key) {
+  ... on Asset { assetMaterializations(limit: 1) { runId } } } }"""
+
+
+class DagsterDev:
+    """A `dagster dev` process and the GraphQL calls the UI makes."""
+
+    def __init__(self, port: int, process: subprocess.Popen):
+        self.url = f"http://127.0.0.1:{port}/graphql"
+        self.process = process
+
+    def query(self, text: str, **variables) -> dict:
+        body = json.dumps({"query": text, "variables": variables}).encode()
+        request = urllib.request.Request(self.url, data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            answer = json.load(response)
+        assert "errors" not in answer, answer
+        return answer["data"]
+
+    def launch(self, assets: list[list[str]], checks: list[tuple[list[str], str]] | None = None,
+               partition: str | None = None) -> str:
+        """As the UI's Materialize (or a check's Execute) does: the implicit asset job, a selection."""
+        selector = {"repositoryLocationName": "definitions.py", "repositoryName": "__repository__",
+                    "pipelineName": "__ASSET_JOB", "assetSelection": [{"path": p} for p in assets]}
+        if checks is not None:
+            selector["assetCheckSelection"] = [{"assetKey": {"path": p}, "name": n} for p, n in checks]
+        tags = [{"key": "dagster/partition", "value": partition}] if partition else []
+        answer = self.query(LAUNCH, params={"selector": selector, "mode": "default", "runConfigData": "{}",
+                                            "executionMetadata": {"tags": tags}})["launchPipelineExecution"]
+        assert answer["__typename"] == "LaunchRunSuccess", answer
+        return answer["run"]["runId"]
+
+    def backfill(self, assets: list[list[str]], partitions: list[str]) -> str:
+        answer = self.query(BACKFILL, params={"partitionNames": partitions,
+                                              "assetSelection": [{"path": p} for p in assets]})
+        assert answer["launchPartitionBackfill"]["__typename"] == "LaunchBackfillSuccess", answer
+        return answer["launchPartitionBackfill"]["backfillId"]
+
+    def backfill_runs(self, backfill_id: str, count: int, timeout: float = 120) -> list[str]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            runs = self.query(BACKFILL_RUNS, id=backfill_id)["partitionBackfillOrError"]["runs"]
+            if len(runs) >= count:
+                return [r["runId"] for r in runs]
+            time.sleep(1)
+        raise AssertionError(f"backfill {backfill_id} made no run within {timeout} s")
+
+    def wait(self, run_ids: list[str], timeout: float = 240) -> dict[str, dict]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            runs = {r["runId"]: r for r in self.query(RUNS, ids=run_ids)["runsOrError"]["results"]}
+            if len(runs) == len(run_ids) and all(r["status"] in FINISHED for r in runs.values()):
+                return runs
+            assert self.process.poll() is None, "dagster dev exited"
+            time.sleep(1)
+        raise AssertionError(f"runs {run_ids} did not finish within {timeout} s")
+
+    def checks(self, asset: list[str]) -> dict[str, dict]:
+        nodes = self.query(CHECKS, keys=[{"path": asset}])["assetNodes"]
+        return {c["name"]: c for c in nodes[0]["assetChecksOrError"]["checks"]}
+
+    def materialized_by(self, asset: list[str]) -> str | None:
+        found = self.query(MATERIALIZED, key={"path": asset})["assetOrError"].get("assetMaterializations")
+        return found[0]["runId"] if found else None
 
 
 def _free_port() -> int:
@@ -34,34 +120,46 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _wait_for(url: str, process: subprocess.Popen, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"dagster dev exited with {process.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.5)
-    raise AssertionError(f"{url} did not answer within {timeout} s")
+def _never_overlap(runs: dict[str, dict]) -> None:
+    spans = sorted((r["startTime"], r["endTime"]) for r in runs.values())
+    assert all(start and end for start, end in spans), spans
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        assert start >= end, f"runs of one table overlapped: {spans}"
 
 
 @pytest.fixture
-def dagster_dev(tmp_path):
+def dev(tmp_path, request):
     lake = tmp_path / "lake"
-    generate_table(Storage(str(lake / "cow")), "COPY_ON_WRITE", name="cow", partitions=2, commits=5, seed=5)
+    for name in ("safe", "unsafe"):
+        generate_table(Storage(str(lake / name)), "COPY_ON_WRITE", name=name, partitions=2, commits=5, seed=5)
+    unsafe = Storage(str(lake / "unsafe"))  # settings a writer left in the table's own properties
+    write_table_config(unsafe, {**load_table_config(unsafe).props, "hoodie.cleaner.commits.retained": "25",
+                                "hoodie.keep.min.commits": "20"})
     home = prepare_dagster_home(tmp_path / "dagster_home")
     port = _free_port()
-    env = {**os.environ, "DAGSTER_HOME": str(home), "HUDI_ASSETS_ROOTS": str(lake)}
-    env.pop("HUDI_ASSETS_TABLES", None)
+    env = {**os.environ, "DAGSTER_HOME": str(home), "HUDI_ASSETS_ROOTS": str(lake),
+           "HUDI_ASSETS_ENGINE": "local", "HUDI_ASSETS_LAYOUT": request.param,
+           # Not due: the sensor (running by default) adds no runs of its own to the ones under test.
+           "HUDI_ASSETS_HOODIE_CONF": "hoodie.clean.max.commits=100,hoodie.keep.max.commits=100"}
+    for name in ("HUDI_ASSETS_TABLES", "HUDI_ASSETS_DRY_RUN"):
+        env.pop(name, None)
     process = subprocess.Popen(
         [sys.executable, "-m", "dagster", "dev", "-f", str(PROJECT / "definitions.py"),
          "-h", "127.0.0.1", "-p", str(port)],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        _wait_for(f"http://127.0.0.1:{port}/server_info", process)
-        yield port, home
+        client = DagsterDev(port, process)
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None, f"dagster dev exited with {process.returncode}"
+            try:
+                if client.query("{ assetNodes { id } }")["assetNodes"]:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "dagster dev did not serve the graph within 120 s"
+            time.sleep(0.5)
+        yield client, lake
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -71,27 +169,66 @@ def dagster_dev(tmp_path):
             process.wait()
 
 
-def test_dagster_dev_serves_the_graph_and_runs_a_table(dagster_dev, monkeypatch):
-    port, home = dagster_dev
-    client = DagsterGraphQLClient("127.0.0.1", port_number=port)
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=json.dumps(
-        {"query": GRAPH_QUERY}).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:  # the GraphQL the UI itself uses
-        graph = json.load(response)["data"]
-    assert {n["assetKey"]["path"][0] for n in graph["assetNodes"]} == set(ASSETS)
+@pytest.mark.parametrize("dev", ["per_table"], indirect=True)
+def test_per_table_checks_guards_and_one_run_per_table(dev):
+    client, lake = dev
+    nodes = client.query("{ assetNodes { assetKey { path } } }")["assetNodes"]
+    keys = {n["assetKey"]["path"][2] for n in nodes}
+    assert keys == {"safe", "unsafe"}
 
-    monkeypatch.setenv("DAGSTER_HOME", str(home))
-    with dg.DagsterInstance.get() as instance:
-        instance.add_dynamic_partitions(TABLES.name, ["cow"])
-        run_id = client.submit_job_execution("hudi_maintenance",
-                                             tags={"dagster/partition": "cow", "hudi/table": "cow"})
-        deadline = time.monotonic() + 180
-        status = client.get_run_status(run_id)
-        finished = (dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE)
-        while status not in finished and time.monotonic() < deadline:
-            time.sleep(1)
-            status = client.get_run_status(run_id)
-        assert status == dg.DagsterRunStatus.SUCCESS
-        for asset in ASSETS:
-            materialized = instance.get_latest_materialization_event(dg.AssetKey(asset))
-            assert materialized is not None and materialized.asset_materialization.partition == "cow"
+    def key(table: str, step: str) -> list[str]:
+        return ["hudi", "default", table, step]
+
+    unsafe = client.launch([key("unsafe", s) for s in STEPS])
+    safe = client.launch([key("safe", s) for s in STEPS])
+    runs = client.wait([unsafe, safe])
+    assert runs[unsafe]["status"] == "FAILURE" and runs[safe]["status"] == "SUCCESS"
+    assert {"key": "hudi/dry_run", "value": "true"} in runs[safe]["tags"]  # nothing deleted by default
+    unsafe_checks, safe_checks = client.checks(key("unsafe", STEPS[0])), client.checks(key("safe", STEPS[0]))
+    assert unsafe_checks[RETENTION]["executionForLatestMaterialization"]["status"] == "FAILED"
+    assert safe_checks[RETENTION]["executionForLatestMaterialization"]["status"] == "SUCCEEDED"
+    assert safe_checks[RETENTION]["canExecuteIndividually"] == "CAN_EXECUTE"
+
+    # Execute (the check alone), on each table.
+    alone = {t: client.launch([], [(key(t, STEPS[0]), RETENTION)]) for t in ("safe", "unsafe")}
+    runs = client.wait(list(alone.values()))
+    assert runs[alone["safe"]]["status"] == "SUCCESS" and runs[alone["unsafe"]]["status"] == "FAILURE"
+
+    # archive_batch alone on the unsafe table: its own retention check stops it before anything moves.
+    archived_before = sorted((lake / "unsafe" / ".hoodie").rglob("*"))
+    batch = client.launch([key("unsafe", "archive_batch")])
+    assert client.wait([batch])[batch]["status"] == "FAILURE"
+    assert client.checks(key("unsafe", "archive_batch"))[RETENTION]["canExecuteIndividually"] != "CAN_EXECUTE"
+    assert client.materialized_by(key("unsafe", "archive_batch")) is None
+    assert sorted((lake / "unsafe" / ".hoodie").rglob("*")) == archived_before
+
+    # Two launches on one table at once (Materialize twice, or Materialize and the job): one at a time.
+    first = client.launch([key("safe", s) for s in STEPS])
+    second = client.launch([key("safe", "timeline_snapshot")])
+    _never_overlap(client.wait([first, second]))
+
+
+@pytest.mark.parametrize("dev", ["partitioned"], indirect=True)
+def test_partitioned_checks_per_table_and_a_backfill_waits_for_the_ui_run(dev):
+    client, _ = dev
+    assets = [["hudi", s] for s in STEPS]
+    snapshot = ["hudi", "timeline_snapshot"]
+    # The sensor runs by default and registers both tables as partitions on its first tick.
+    keys: list[str] = []
+    deadline = time.monotonic() + 120
+    while len(keys) < 2 and time.monotonic() < deadline:
+        time.sleep(1)
+        keys = client.query(PARTITIONS, keys=[{"path": snapshot}])["assetNodes"][0]["partitionKeys"]
+    assert keys == ["safe", "unsafe"]
+
+    ui = client.launch(assets, partition="safe")
+    backfill = client.backfill(assets, ["safe", "unsafe"])
+    unsafe_run = client.launch(assets, partition="unsafe")
+    runs = client.wait([ui, unsafe_run, *client.backfill_runs(backfill, 2)])
+    _never_overlap({r: v for r, v in runs.items()
+                    if {"key": "dagster/partition", "value": "safe"} in v["tags"]})
+    check = client.checks(snapshot)[RETENTION]
+    assert check["partitionStatuses"]["failedPartitions"] == ["unsafe"]
+    assert check["partitionStatuses"]["succeededPartitions"] == ["safe"]
+    executed = client.launch([], [(snapshot, RETENTION)], partition="safe")
+    assert client.wait([executed])[executed]["status"] == "SUCCESS"

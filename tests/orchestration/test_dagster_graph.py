@@ -1,102 +1,207 @@
-"""The Dagster face: materializing the graph on generated tables, blocking checks, the sensor."""
+"""The Dagster face on generated tables (local engine, no JVM): per-table identity, per-table checks,
+guards no single-asset run skips, readable metadata, and a dry run by default."""
 
 from __future__ import annotations
-
-import json
 
 import dagster as dg
 import pytest
 
+from hudi_assets.clean.config import CleanConfig
+from hudi_assets.clean.workflow import pending_cleans, schedule_clean
+from hudi_assets.config import WriteConfig
 from hudi_assets.demo import generate_table
-from hudi_assets.orchestration.assets import TABLES
-from hudi_assets.orchestration.automation import hudi_maintenance_sensor
 from hudi_assets.orchestration.definitions import build_definitions
+from hudi_assets.orchestration.factory import TABLES
 from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.storage import Storage
+from hudi_assets.table import HoodieTable
+from hudi_assets.table_config import load_table_config, write_table_config
 
 pytestmark = pytest.mark.dagster
+
+SMALL_RETENTION = {"hoodie.cleaner.commits.retained": "3", "hoodie.keep.min.commits": "5",
+                   "hoodie.keep.max.commits": "7"}
+UNSAFE = {"hoodie.cleaner.commits.retained": "25", "hoodie.keep.min.commits": "20"}
+RETENTION = "retention_settings_are_safe"
+STEPS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files")
 
 
 @pytest.fixture
 def lake(tmp_path):
     for name, kind in (("cow", "COPY_ON_WRITE"), ("mor", "MERGE_ON_READ")):
-        generate_table(Storage(str(tmp_path / name)), kind, name=name, partitions=2, commits=6, seed=3)
+        generate_table(Storage(str(tmp_path / name)), kind, name=name, partitions=2, commits=8, seed=3)
+    storage = Storage(str(tmp_path / "mor"))  # one table names its database
+    write_table_config(storage, {**load_table_config(storage).props, "hoodie.database.name": "sales"})
     return tmp_path
 
 
-def _materialize(registry: HudiTableRegistry, key: str, instance: dg.DagsterInstance):
-    defs = build_definitions(registry)
-    instance.add_dynamic_partitions(TABLES.name, [key])
+def _files(base) -> set[str]:
+    return {str(p.relative_to(base)) for p in base.rglob("*") if p.is_file()}
+
+
+def _key(database: str, table: str, step: str) -> dg.AssetKey:
+    return dg.AssetKey(["hudi", database, table, step])
+
+
+def _run(defs: dg.Definitions, instance, assets=None, checks=None, partition: str | None = None):
     job = defs.resolve_implicit_global_asset_job_def()
-    return job.execute_in_process(partition_key=key, instance=instance, raise_on_error=False)
+    if assets is not None or checks is not None:
+        # As the UI launches it: the selected assets with their checks, or checks alone.
+        job = job.get_subset(asset_selection=set(assets or ()),
+                             asset_check_selection=None if checks is None else set(checks))
+    return job.execute_in_process(instance=instance, partition_key=partition, raise_on_error=False)
 
 
-def _checks(result) -> dict[str, dg.AssetCheckEvaluation]:
-    return {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data
-            for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+def _checks(result) -> dict[tuple[str, str], dg.AssetCheckEvaluation]:
+    evaluations = [e.asset_check_evaluation_data for e in result.all_events
+                   if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    return {(e.asset_key.path[-1], e.check_name): e for e in evaluations}
 
 
-def test_timeline_snapshot_and_checks_pass_on_generated_tables(lake):
+def _metadata(result, key: dg.AssetKey) -> dict:
+    event = next(e for e in result.get_asset_materialization_events()
+                 if e.step_materialization_data.materialization.asset_key == key)
+    return event.step_materialization_data.materialization.metadata
+
+
+def test_every_table_has_its_own_keys_group_pool_and_identity(lake):
+    # Dagster resolves definitions against a live instance (another test's may be gone by now).
+    with dg.instance_for_test():
+        _identity(lake)
+
+
+def _identity(lake) -> None:
     registry = HudiTableRegistry(roots=[str(lake)])
-    assert set(registry.tables()) == {"cow", "mor"}
+    defs = build_definitions(registry)
+    graph = defs.resolve_asset_graph()
+    keys = set(graph.get_all_asset_keys())
+    assert keys == {_key("default", "cow", s) for s in STEPS} | {_key("sales", "mor", s) for s in STEPS}
+    node = graph.get(_key("sales", "mor", "clean_plan"))
+    assert node.group_name == "sales"
+    pools = {step: defs.resolve_assets_def(_key("sales", "mor", step)).op.pool for step in STEPS}
+    assert pools == {**dict.fromkeys(STEPS, "hudi_table/sales.mor"), "clean_plan": "hudi_spark",
+                     "clean_result": "hudi_spark"}
+    local = build_definitions(HudiTableRegistry(roots=[str(lake)], engine="local"))
+    assert local.resolve_assets_def(_key("sales", "mor", "clean_plan")).op.pool == "hudi_table/sales.mor"
+    assert node.parent_keys == {_key("sales", "mor", "timeline_snapshot")}
+    spec = defs.resolve_assets_def(_key("sales", "mor", "archive_batch")).specs_by_key[
+        _key("sales", "mor", "archive_batch")]
+    assert spec.metadata["dagster/table_name"] == "sales.mor"
+    assert spec.metadata["dagster/uri"] == str(lake / "mor")
+    assert spec.metadata["setting/hoodie.keep.max.commits"] == "30"  # a setting, shown not plotted
+    assert spec.tags["hudi/table_type"] == "mor"
+    reference = spec.metadata["dagster/code_references"].code_references[0]
+    assert reference.file_path.endswith("archive_assets.py")
+    # Every step of a deleting asset carries the retention guard as its own blocking check.
+    for step in STEPS[1:]:
+        check = dg.AssetCheckKey(_key("default", "cow", step), "retention_settings_are_safe")
+        assert graph.get_check_spec(check).blocking
+    jobs = {j.name: j for j in defs.jobs}
+    assert jobs["hudi_maintenance__sales__mor"].tags["hudi/table"] == "mor"
+    assert defs.resolve_job_def("hudi_maintenance__sales__mor").executor_def.name == "in_process"
+
+
+def test_unsafe_table_fails_its_own_check_and_the_safe_table_passes(lake):
+    registry = HudiTableRegistry(roots=[str(lake)], engine="local", table_hoodie_conf={"cow": UNSAFE})
+    defs = build_definitions(registry)
+    retention_cow = dg.AssetCheckKey(_key("default", "cow", "timeline_snapshot"), RETENTION)
+    retention_mor = dg.AssetCheckKey(_key("sales", "mor", "timeline_snapshot"), RETENTION)
     with dg.instance_for_test() as instance:
-        for key in ("cow", "mor"):
-            result = _materialize(registry, key, instance)
-            assert result.success
-            frame = result.output_for_node("timeline_snapshot")
-            assert set(frame["action"]) >= {"deltacommit" if key == "mor" else "commit", "replacecommit"}
-            checks = _checks(result)
-            assert checks["retention_settings_are_safe"].passed and checks["timeline_is_well_formed"].passed
-            metadata = next(e for e in result.all_events if e.event_type_value == "ASSET_MATERIALIZATION")
-            values = metadata.event_specific_data.materialization.metadata
-            assert values["active_instants"].value == len(frame) and values["pending_instants"].value >= 1
+        unsafe = _run(defs, instance, [_key("default", "cow", s) for s in STEPS])
+        safe = _run(defs, instance, [_key("sales", "mor", s) for s in STEPS])
+        assert not unsafe.success and safe.success
+        check = _checks(unsafe)[("timeline_snapshot", "retention_settings_are_safe")]
+        assert not check.passed and check.severity == dg.AssetCheckSeverity.ERROR
+        assert "hoodie.cleaner.commits.retained=25, hoodie.keep.min.commits=20" in check.description
+        assert instance.get_latest_materialization_event(_key("default", "cow", "clean_plan")) is None
+        # Status is the table's own: the later passing run of mor leaves cow failed.
+        history = {key: instance.event_log_storage.get_asset_check_execution_history(key, limit=1)[0]
+                   for key in (retention_cow, retention_mor)}
+        assert history[retention_cow].status.value == "FAILED"
+        assert history[retention_mor].status.value == "SUCCEEDED"
+        # The check runs on its own, as the UI's Execute button does (its run fails: it is blocking).
+        alone = _run(defs, instance, checks=[retention_cow])
+        assert not _checks(alone)[("timeline_snapshot", RETENTION)].passed
+        assert _checks(_run(defs, instance, checks=[retention_mor]))[("timeline_snapshot", RETENTION)].passed
 
 
-def test_unsafe_retention_stops_the_run_naming_both_values(lake):
-    registry = HudiTableRegistry(roots=[str(lake)], table_hoodie_conf={
-        "cow": {"hoodie.cleaner.commits.retained": "25", "hoodie.keep.min.commits": "20"}})
+def test_archive_batch_alone_on_an_unsafe_table_archives_nothing(lake):
+    registry = HudiTableRegistry(roots=[str(lake)], engine="local", dry_run=False,
+                                 hoodie_conf={"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"})
+    before = _files(lake / "cow")
     with dg.instance_for_test() as instance:
-        result = _materialize(registry, "cow", instance)
-        assert not result.success
-        check = _checks(result)["retention_settings_are_safe"]
-        assert not check.passed
-        assert ("hoodie.cleaner.commits.retained=25, hoodie.keep.min.commits=20"
-                in check.description)
-        assert _materialize(registry, "mor", instance).success  # the other table is unaffected
+        result = _run(build_definitions(registry), instance, [_key("default", "cow", "archive_batch")])
+    assert not result.success
+    check = _checks(result)[("archive_batch", "retention_settings_are_safe")]
+    assert not check.passed and "must be < hoodie.keep.min.commits" in check.description
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "nothing was planned, deleted or archived" in failure.step_failure_data.error.message
+    assert _files(lake / "cow") == before
 
 
-def test_sensor_adds_tables_and_requests_runs_only_past_thresholds(lake):
-    registry = HudiTableRegistry(roots=[str(lake)], hoodie_conf={"hoodie.clean.max.commits": "100",
-                                                                 "hoodie.keep.max.commits": "100"})
+def test_clean_result_alone_executes_the_plans_the_timeline_holds(lake):
+    table = HoodieTable(str(lake / "cow"))
+    config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, overrides=SMALL_RETENTION))
+    plan, instant = schedule_clean(table, config)  # requested by someone else, e.g. the CLI
+    assert instant is not None
+    planned = {f.file_path for files in plan.file_paths_to_delete.values() for f in files}
+    registry = HudiTableRegistry(base_paths=[str(lake / "cow")], hoodie_conf=SMALL_RETENTION, engine="local",
+                                 dry_run=False)
     with dg.instance_for_test() as instance:
-        context = dg.build_sensor_context(instance=instance, resources={"hudi": registry})
-        result = hudi_maintenance_sensor(context)
-        assert result.run_requests == []  # below every threshold
-        assert result.dynamic_partitions_requests[0].partition_keys == ["cow", "mor"]
-        cursor = json.loads(result.cursor)
-        assert set(cursor) == {"cow", "mor"}
+        result = _run(build_definitions(registry), instance, [_key("default", "cow", "clean_result")])
+    assert result.success
+    metadata = _metadata(result, _key("default", "cow", "clean_result"))
+    assert metadata["files_deleted"].value == len(planned) > 0
+    assert metadata["pending_plans"].value == 1
+    assert metadata["bytes_reclaimed"].value > 0 and metadata["bytes_reclaimed_text"].value.endswith("B")
+    assert pending_cleans(HoodieTable(str(lake / "cow"))) == []
+    assert all(c.passed for c in _checks(result).values())
 
-        eager = HudiTableRegistry(roots=[str(lake)], hoodie_conf={"hoodie.clean.max.commits": "100"},
-                                  table_hoodie_conf={"mor": {"hoodie.clean.max.commits": "3"}})
+
+def test_a_registry_is_a_dry_run_unless_told_otherwise_and_its_runs_say_so(lake):
+    before = _files(lake)
+    registry = HudiTableRegistry(roots=[str(lake)], hoodie_conf=SMALL_RETENTION, engine="local")
+    assert registry.dry_run
+    with dg.instance_for_test() as instance:
+        result = _run(build_definitions(registry), instance, [_key("default", "cow", s) for s in STEPS])
+        assert result.success
+        assert instance.get_run_by_id(result.run_id).tags["hudi/dry_run"] == "true"
+        plan = _metadata(result, _key("default", "cow", "clean_plan"))
+        assert plan["files_to_delete"].value > 0 and plan["dry_run"].value is True
+    assert _files(lake) == before
+
+
+def test_metadata_is_typed_and_settings_are_never_plotted(lake):
+    registry = HudiTableRegistry(roots=[str(lake)], hoodie_conf=SMALL_RETENTION, engine="local")
+    with dg.instance_for_test() as instance:
+        result = _run(build_definitions(registry), instance, [_key("default", "cow", s) for s in STEPS[:2]])
+    snapshot = _metadata(result, _key("default", "cow", "timeline_snapshot"))
+    plan = _metadata(result, _key("default", "cow", "clean_plan"))
+    assert isinstance(snapshot["pending"], dg.TableMetadataValue)
+    assert {c.name: c.type for c in snapshot["pending"].schema.columns}["age_hours"] == "float"
+    assert isinstance(snapshot["latest_instant"], dg.TimestampMetadataValue)
+    assert isinstance(snapshot["retention_settings"], dg.JsonMetadataValue)
+    largest = plan["largest_20_files"]
+    assert isinstance(largest, dg.TableMetadataValue)
+    sizes = [r.data["size_bytes"] for r in largest.records]
+    assert sizes == sorted(sizes, reverse=True) and len(sizes) == min(20, plan["files_to_delete"].value)
+    assert isinstance(plan["earliest_commit_to_retain"], dg.TimestampMetadataValue)
+    numeric = {k for k, v in {**snapshot, **plan}.items()
+               if isinstance(v, dg.IntMetadataValue | dg.FloatMetadataValue)}
+    assert not {k for k in numeric if "keep" in k or "max_commits" in k or "retained" in k}
+
+
+def test_partitioned_layout_partitions_the_checks_too(lake):
+    registry = HudiTableRegistry(roots=[str(lake)], engine="local", table_hoodie_conf={"cow": UNSAFE})
+    defs = build_definitions(registry, partitioned=True)
+    check = dg.AssetCheckKey(dg.AssetKey(["hudi", "timeline_snapshot"]), "retention_settings_are_safe")
+    with dg.instance_for_test() as instance:
+        assert defs.resolve_asset_graph().get_check_spec(check).partitions_def == TABLES
         instance.add_dynamic_partitions(TABLES.name, ["cow", "mor"])
-        context = dg.build_sensor_context(instance=instance, resources={"hudi": eager})
-        result = hudi_maintenance_sensor(context)  # no cursor: looks at both tables again
-        requested = [(r.partition_key, r.tags["hudi/table"], r.tags["hudi/reason"])
-                     for r in result.run_requests]
-        assert requested == [("mor", "mor", "clean")]
-        context = dg.build_sensor_context(instance=instance, resources={"hudi": eager}, cursor=result.cursor)
-        assert hudi_maintenance_sensor(context).run_requests == []  # nothing new since the cursor
-
-
-def test_sensor_requests_archival_past_keep_max(lake):
-    registry = HudiTableRegistry(roots=[str(lake)], hoodie_conf={
-        "hoodie.clean.max.commits": "100", "hoodie.cleaner.commits.retained": "2",
-        "hoodie.keep.min.commits": "3", "hoodie.keep.max.commits": "4"})
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions(TABLES.name, ["cow", "mor"])
-        context = dg.build_sensor_context(instance=instance, resources={"hudi": registry})
-        result = hudi_maintenance_sensor(context)
-        # Six commits (plus an insert_overwrite) exceed keep.max=4 on both tables; no clean is due.
-        assert sorted((r.partition_key, r.tags["hudi/reason"]) for r in result.run_requests) == [
-            ("cow", "archive"), ("mor", "archive")]
-        assert all(r.run_key.startswith(f"{r.partition_key}:") for r in result.run_requests)
+        assert not _run(defs, instance, partition="cow").success
+        assert _run(defs, instance, partition="mor").success
+        alone = _run(defs, instance, checks=[check], partition="cow")  # Execute on one partition
+        assert not _checks(alone)[("timeline_snapshot", "retention_settings_are_safe")].passed
+        history = instance.event_log_storage.get_asset_check_execution_history(check, limit=10)
+        statuses = {r.partition: r.status.value for r in reversed(history)}
+    assert statuses == {"cow": "FAILED", "mor": "SUCCEEDED"}

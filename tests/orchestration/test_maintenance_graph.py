@@ -10,7 +10,6 @@ from hudi import HudiTable
 from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
 from hudi_assets.demo import generate_table
 from hudi_assets.fsview import FileSystemView
-from hudi_assets.orchestration.assets import TABLES
 from hudi_assets.orchestration.definitions import build_definitions
 from hudi_assets.orchestration.resources import HudiTableRegistry, spark_resource
 from hudi_assets.storage import Storage
@@ -33,20 +32,20 @@ def _files(base) -> set[str]:
 
 
 def _run(registry: HudiTableRegistry, key: str, instance: dg.DagsterInstance):
-    job = build_definitions(registry, SPARK).resolve_implicit_global_asset_job_def()
-    instance.add_dynamic_partitions(TABLES.name, [key])
-    return job.execute_in_process(partition_key=key, instance=instance, raise_on_error=False)
+    job = build_definitions(registry, SPARK).resolve_job_def(f"hudi_maintenance__default__{key}")
+    return job.execute_in_process(instance=instance, raise_on_error=False)
 
 
 def _metadata(result, asset: str) -> dict:
     event = next(e for e in result.get_asset_materialization_events()
-                 if e.step_materialization_data.materialization.asset_key.to_user_string() == asset)
+                 if e.step_materialization_data.materialization.asset_key.path[-1] == asset)
     return {k: v.value for k, v in event.step_materialization_data.materialization.metadata.items()}
 
 
 def _checks(result) -> dict:
-    return {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data
-            for e in result.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+    evaluations = [e.asset_check_evaluation_data for e in result.all_events
+                   if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    return {f"{e.asset_key.path[-1]}.{e.check_name}": e for e in evaluations}
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
@@ -54,11 +53,12 @@ def test_whole_graph_cleans_and_archives_and_tables_read_the_same(tmp_path, tabl
     base = tmp_path / "t"
     generate_table(Storage(str(base)), table_type, partitions=2, commits=12, seed=21)
     rows_before = _rows(str(base))
-    registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=SMALL_RETENTION)
+    registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=SMALL_RETENTION, dry_run=False)
     with dg.instance_for_test() as instance:
         result = _run(registry, "t", instance)
         assert result.success
-        assert all(c.passed for c in _checks(result).values()) and len(_checks(result)) == 5
+        errors = [c for c in _checks(result).values() if c.severity == dg.AssetCheckSeverity.ERROR]
+        assert all(c.passed for c in errors) and len(errors) == 9
         plan, cleaned = _metadata(result, "clean_plan"), _metadata(result, "clean_result")
         archived = _metadata(result, "archive_batch")
     assert plan["files_to_delete"] > 0 and cleaned["files_deleted"] == plan["files_to_delete"]
@@ -80,11 +80,12 @@ def test_unsafe_pending_plan_is_blocked_and_nothing_is_deleted(tmp_path):
                       {partition: [CleanFileInfo(table.storage.uri(latest.paths[0]), False)]})
     table.storage.create_if_absent(".hoodie/20991231000000000.clean.requested", bad.serialize())
     before = _files(base)
-    registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=SMALL_RETENTION, engine="local")
+    registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=SMALL_RETENTION, engine="local",
+                                 dry_run=False)
     with dg.instance_for_test() as instance:
         result = _run(registry, "t", instance)
     assert not result.success
-    check = _checks(result)["plan_is_safe"]
+    check = _checks(result)["clean_plan.plan_is_safe"]
     assert not check.passed and latest.paths[0] in check.description
     assert "latest file slice" in check.description and "--discard-pending" in check.description
     assert _files(base) == before  # nothing deleted, nothing archived, no new instant
