@@ -23,6 +23,7 @@ from hudi_assets.clean.workflow import (
     plan_clean,
     refuse_unsupported,
     request_clean,
+    roll_back_failed_writes,
     run_pending,
     validate_new_plan,
     validate_pending,
@@ -91,6 +92,8 @@ def clean_plan(context: dg.AssetExecutionContext, key: str):
     table = hudi.open(key)
     config = CleanConfig.from_write_config(hudi.write_config(key, table))
     refuse_unsupported(table, config)
+    if not hudi.dry_run:  # under LAZY, failed writes go first: they would pin the ECTR forever
+        roll_back_failed_writes(table, config, hudi.engine_for(context.resources.spark))
     pending = pending_cleans(table)
     plans = [p for p in pending if p.plan is not None]
     if plans:
