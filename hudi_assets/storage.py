@@ -39,6 +39,16 @@ class FileStatus:
         return self.path.rpartition("/")[2]
 
 
+@dataclass(frozen=True, slots=True)
+class DirectoryListing:
+    """One directory's file and subdirectory names; `sizes` (by file name) where the listing itself
+    carries them (object stores), None where sizes cost a `stat` each (local)."""
+
+    files: list[str]
+    dirs: list[str]
+    sizes: dict[str, int] | None = None
+
+
 @dataclass(slots=True)
 class DeleteResult:
     """Outcome of `delete_many`: what was removed, what was already gone, what failed and why."""
@@ -113,6 +123,13 @@ def _split_base(base_uri: str) -> tuple[str, str]:
     return scheme, root
 
 
+def _is_plain(rel: str) -> bool:
+    """True for a non-empty relative path that `posixpath.normpath` leaves as it is (no empty, `.` or
+    `..` segment): the common case, decided by three substring scans instead of a parse."""
+    padded = f"/{rel}/"
+    return "//" not in padded and "/./" not in padded and "/../" not in padded
+
+
 def _under(normal: str, root: str) -> str | None:
     """`normal` relative to `root` ("" for the root itself), None when it is not inside it."""
     if normal == root:
@@ -140,6 +157,10 @@ class Storage:
         # A table reached through a symlink: paths recorded through either spelling are its own.
         self._real_root = os.path.realpath(self.root) if self.is_local else self.root
         self._resolved_dirs: dict[str, str] = {}
+        # Every path inside one table starts with one of a few spellings of its base: those are
+        # matched as plain string prefixes, so the per-file cost is a string comparison, not a parse.
+        self._uri_base = f"file:{self.root}" if self.is_local else self.base_uri
+        self._prefixes = self._base_prefixes()
 
     def __getstate__(self) -> dict:
         return {"base_uri": self.base_uri, "options": self.options}
@@ -203,12 +224,34 @@ class Storage:
                                      f"refused by the {self.scheme} driver: {exc}") from None
 
     # ----------------------------------------------------------------- paths
+    def _base_prefixes(self) -> tuple[str, ...]:
+        """The spellings of `<base>/` that `relativize` accepts for a path inside the table."""
+        if self.is_local:
+            roots = dict.fromkeys((self.root, self._real_root))
+            return tuple(f"{spelling}{root.rstrip('/')}/" for root in roots
+                         for spelling in ("", "file:", "file://"))
+        schemes = ("s3", "s3a", "s3n") if self.scheme == "s3" else (self.scheme,)
+        return tuple(f"{scheme}://{self.root}/" for scheme in schemes)
+
     def relativize(self, path: str) -> str:
         """Map a relative path, an absolute path or a full URI to a path relative to the base.
 
         Raises `PathOutsideTableError` for anything that does not land inside the base path.
         """
         raw = str(path)
+        if ":" not in raw and not raw.startswith("/"):
+            if _is_plain(raw):
+                return raw
+        elif "?" not in raw and "#" not in raw:  # a URI's query or fragment: the parse below decides
+            for prefix in self._prefixes:
+                if raw.startswith(prefix):
+                    rel = raw[len(prefix):]
+                    if _is_plain(rel):
+                        return rel
+                    break
+        return self._relativize_parsed(raw)
+
+    def _relativize_parsed(self, raw: str) -> str:
         parts = urlsplit(raw)
         scheme = parts.scheme.lower()
         if scheme and len(scheme) > 1:
@@ -252,8 +295,7 @@ class Storage:
     def uri(self, rel: str) -> str:
         """The full path Hudi records for a file (`file:/...` locally, `scheme://bucket/...` else)."""
         rel = self.relativize(rel)
-        base = f"file:{self.root}" if self.scheme == "file" else self.base_uri
-        return f"{base}/{rel}" if rel else base
+        return f"{self._uri_base}/{rel}" if rel else self._uri_base
 
     # ------------------------------------------------------------ operations
     def list(self, rel: str = "", recursive: bool = False) -> list[FileStatus]:
@@ -272,16 +314,23 @@ class Storage:
             raise CorruptFileError(_escaped(exc.object), NOT_UTF8) from None
 
     def list_names(self, rel: str = "", skip_undecodable: bool = False) -> tuple[list[str], list[str]]:
-        """(file names, subdirectory names) of a directory: the cheapest listing, no sizes.
+        """(file names, subdirectory names) of a directory (see `list_directory`)."""
+        listing = self.list_directory(rel, skip_undecodable)
+        return listing.files, listing.dirs
 
-        Locally this is one `os.scandir` without a stat per file, the floor of any listing; building
-        the file-system view of a large table needs nothing more. A name that is not UTF-8 is
-        refused, or left out with `skip_undecodable` (for walks over folders that are not a table's).
+    def list_directory(self, rel: str = "", skip_undecodable: bool = False) -> DirectoryListing:
+        """A directory's file and subdirectory names: the cheapest listing (empty when it is gone).
+
+        Locally this is one `os.scandir` without a stat per file, the floor of any listing; object
+        stores return sizes with the names, and those are kept. A name that is not UTF-8 is refused,
+        or left out with `skip_undecodable` (for walks over folders that are not a table's).
         """
         root = self._abs(rel)
         if not self.is_local:
             entries = self.list(rel)
-            return [e.name for e in entries if not e.is_dir], [e.name for e in entries if e.is_dir]
+            return DirectoryListing([e.name for e in entries if not e.is_dir],
+                                    [e.name for e in entries if e.is_dir],
+                                    {e.name: e.size for e in entries if not e.is_dir})
         files: list[str] = []
         dirs: list[str] = []
         try:
@@ -291,8 +340,33 @@ class Storage:
         except (FileNotFoundError, NotADirectoryError):
             pass
         if "".join(files).isascii() and "".join(dirs).isascii():  # one C pass, not one call per name
-            return files, dirs
-        return _utf8_names(root, files, skip_undecodable), _utf8_names(root, dirs, skip_undecodable)
+            return DirectoryListing(files, dirs)
+        return DirectoryListing(_utf8_names(root, files, skip_undecodable),
+                                _utf8_names(root, dirs, skip_undecodable))
+
+    def file_sizes(self, rel: str, names: Iterable[str], listing: DirectoryListing | None = None
+                   ) -> dict[str, int]:
+        """Sizes of some files of one directory, by name; a file that is gone is left out.
+
+        From `listing` when it carries sizes (no request at all), else locally one `stat` per named
+        file relative to the open directory, else one listing with sizes.
+        """
+        if listing is not None and listing.sizes is not None:
+            return {name: listing.sizes[name] for name in names if name in listing.sizes}
+        if not self.is_local:
+            return self.file_sizes(rel, names, self.list_directory(rel))
+        sizes: dict[str, int] = {}
+        try:
+            directory = os.open(self._abs(rel), os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except (FileNotFoundError, NotADirectoryError):
+            return sizes
+        try:
+            for name in names:
+                with contextlib.suppress(FileNotFoundError):
+                    sizes[name] = os.stat(name, dir_fd=directory, follow_symlinks=False).st_size
+        finally:
+            os.close(directory)
+        return sizes
 
     def status(self, rel: str) -> FileStatus | None:
         info = self.fs.get_file_info(self._abs(rel))
