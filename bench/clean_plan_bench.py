@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchlib import build_table, load, plan_digest, report, scandir_walk, timed
+from benchlib import build_table, cpu_timed, load, plan_digest, report, scandir_walk, timed
 
 ROOT = Path(__file__).resolve().parent
 CLI = [sys.executable, "-m", "hudi_assets.cli"]
@@ -79,15 +79,19 @@ def dry_run(path: Path, *extra: str) -> subprocess.CompletedProcess:
 def cmd_plan(args: argparse.Namespace) -> None:
     path = table_path(args.partitions)
     scandir_walk(str(path), stat=True)  # warm the page cache before anything is measured
-    ours, floors = [], []
+    ours, floors, ours_cpu, floors_cpu = [], [], [], []
     output = None
     for run in range(args.runs):
-        floor, files = timed(lambda: scandir_walk(str(path), stat=True))
-        took, output = timed(lambda: dry_run(path, "--json"))
+        floor, floor_cpu, files = cpu_timed(lambda: scandir_walk(str(path), stat=True))
+        took, took_cpu, output = cpu_timed(lambda: dry_run(path, "--json"))
         floors.append(floor)
         ours.append(took)
-        print(f"run {run + 1}: {files} files | scandir+stat {floor:.2f} s, dry run {took:.2f} s", flush=True)
+        floors_cpu.append(floor_cpu)
+        ours_cpu.append(took_cpu)
+        print(f"run {run + 1}: {files} files | scandir+stat {floor:.2f} s ({floor_cpu:.2f} s CPU), "
+              f"dry run {took:.2f} s ({took_cpu:.2f} s CPU)", flush=True)
     report("plan (dry run vs scandir+stat walk)", ours, floors, 1.5)
+    report("plan (dry run vs scandir+stat walk)", ours_cpu, floors_cpu, 1.5, "CPU")
     plan = json.loads(output.stdout)
     digest = plan_digest(plan)
     print(f"plan: {plan['totals']['files']} files in {len(plan['partitions'])} partitions, "

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from hudi_assets.engine import Engine, LocalEngine
+from hudi_assets.engine import Engine, LocalEngine, store_parallelism
 from hudi_assets.logformat.names import LogFileName
 from hudi_assets.storage import DirectoryListing, Storage
 from hudi_assets.table import HoodieTable
@@ -165,6 +165,7 @@ def discover_partitions(storage: Storage, engine: Engine, parallelism: int = 200
     found: list[tuple[str, Any]] = []
     level = [""]
     depth = 0
+    parallelism = store_parallelism(engine, storage.is_local, parallelism)
     while level:
         results = engine.map(lambda d: list_directory(storage, d, visit), level, parallelism)
         log.info("Listed %d directories at depth %d of %s: %d partitions so far", len(level), depth,

@@ -9,6 +9,9 @@ its URI and options only: a Spark executor that unpickles it opens its own files
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
+import operator
 import os
 import posixpath
 import uuid
@@ -22,6 +25,9 @@ import pyarrow.fs as pafs
 from hudi_assets.exceptions import CorruptFileError, InvalidConfigError, PathOutsideTableError, StorageError
 from hudi_assets.storage_options import gcs_options, s3_options
 
+_ENTRY_NAME = operator.attrgetter("name")
+_ENTRY_IS_DIR = operator.methodcaller("is_dir", follow_symlinks=False)
+_ST_SIZE = operator.attrgetter("st_size")
 _PYARROW_SCHEMES = {"s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss"}
 
 
@@ -331,42 +337,55 @@ class Storage:
             return DirectoryListing([e.name for e in entries if not e.is_dir],
                                     [e.name for e in entries if e.is_dir],
                                     {e.name: e.size for e in entries if not e.is_dir})
-        files: list[str] = []
-        dirs: list[str] = []
         try:
             with os.scandir(root) as it:
-                for entry in it:
-                    (dirs if entry.is_dir(follow_symlinks=False) else files).append(entry.name)
+                entries = list(it)
         except (FileNotFoundError, NotADirectoryError):
-            pass
+            entries = []
+        # Loops in C (map, compress) over the entries: this runs once per file of the table.
+        names = list(map(_ENTRY_NAME, entries))
+        is_dir = list(map(_ENTRY_IS_DIR, entries))
+        if any(is_dir):
+            files = list(itertools.compress(names, map(operator.not_, is_dir)))
+            dirs = list(itertools.compress(names, is_dir))
+        else:
+            files, dirs = names, []
         if "".join(files).isascii() and "".join(dirs).isascii():  # one C pass, not one call per name
             return DirectoryListing(files, dirs)
         return DirectoryListing(_utf8_names(root, files, skip_undecodable),
                                 _utf8_names(root, dirs, skip_undecodable))
 
     def file_sizes(self, rel: str, names: Iterable[str], listing: DirectoryListing | None = None
-                   ) -> dict[str, int]:
-        """Sizes of some files of one directory, by name; a file that is gone is left out.
+                   ) -> list[int]:
+        """Sizes of some files of one directory, in the order of `names`; 0 for a file that is gone.
 
         From `listing` when it carries sizes (no request at all), else locally one `stat` per named
         file relative to the open directory, else one listing with sizes.
         """
+        names = list(names)
         if listing is not None and listing.sizes is not None:
-            return {name: listing.sizes[name] for name in names if name in listing.sizes}
+            return [listing.sizes.get(name, 0) for name in names]
         if not self.is_local:
             return self.file_sizes(rel, names, self.list_directory(rel))
-        sizes: dict[str, int] = {}
         try:
             directory = os.open(self._abs(rel), os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         except (FileNotFoundError, NotADirectoryError):
-            return sizes
+            return [0] * len(names)
+        stat = functools.partial(os.stat, dir_fd=directory, follow_symlinks=False)
         try:
-            for name in names:
-                with contextlib.suppress(FileNotFoundError):
-                    sizes[name] = os.stat(name, dir_fd=directory, follow_symlinks=False).st_size
+            try:  # one C loop over the names; a file gone meanwhile sends us the slow way
+                return list(map(_ST_SIZE, map(stat, names)))
+            except FileNotFoundError:
+                return [self._size_or_zero(stat, name) for name in names]
         finally:
             os.close(directory)
-        return sizes
+
+    @staticmethod
+    def _size_or_zero(stat: Any, name: str) -> int:
+        try:
+            return stat(name).st_size
+        except FileNotFoundError:
+            return 0
 
     def status(self, rel: str) -> FileStatus | None:
         info = self.fs.get_file_info(self._abs(rel))

@@ -9,6 +9,8 @@ import sys
 from hudi_assets.cli import add_table_arguments, load_write_config, open_engine, open_table
 from hudi_assets.exceptions import HudiInputError
 
+_JSON_STRING = json.encoder.encode_basestring_ascii  # a str as a JSON string literal, as json.dumps
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -38,15 +40,14 @@ def _print_violations(report) -> None:
 
 def _planned_sizes(table, plan, planner) -> dict[str, list[int]]:
     """Sizes of the planned files, per partition in plan order: the planner's, from its one listing
-    of each partition; files it did not plan (earlier failed deletes) are looked up once more."""
-    storage = table.storage
+    of each partition; the files appended after its own (earlier failed deletes) are looked up."""
     sizes = {}
     for partition, files in plan.file_paths_to_delete.items():
-        names = [f.file_path.rpartition("/")[2] for f in files]
-        known = planner.file_sizes.get(partition, {})
-        if missing := [n for n in names if n not in known]:
-            known = {**known, **storage.file_sizes(partition, missing)}
-        sizes[partition] = [known.get(n, 0) for n in names]
+        known = planner.file_sizes.get(partition, [])
+        if extra := files[len(known):]:
+            names = [f.file_path.rpartition("/")[2] for f in extra]
+            known = known + table.storage.file_sizes(partition, names)
+        sizes[partition] = known
     return sizes
 
 
@@ -80,10 +81,10 @@ def _write_plan_json(plan, sizes: dict[str, list[int]], pending: list[str]) -> N
     out = sys.stdout
     out.write(json.dumps(head)[:-1] + ', "partitions": [')
     for n, (partition, files) in enumerate(plan.file_paths_to_delete.items()):
-        entry = {"partition": partition, "bytes": sum(sizes[partition]),
-                 "files": [{"path": f.file_path, "size": size}
-                           for f, size in zip(files, sizes[partition], strict=True)]}
-        out.write(("," if n else "") + json.dumps(entry))
+        paths = map(_JSON_STRING, [f.file_path for f in files])
+        entries = ", ".join(map('{{"path": {}, "size": {}}}'.format, paths, sizes[partition]))
+        out.write(f'{"," if n else ""}{{"partition": {_JSON_STRING(partition)}, '
+                  f'"bytes": {sum(sizes[partition])}, "files": [{entries}]}}')
     tail = {"partitions_to_delete": plan.partitions_to_delete,
             "totals": {"files": plan.total_files, "bytes": sum(sum(s) for s in sizes.values()),
                        "partitions": len(plan.file_paths_to_delete)}}

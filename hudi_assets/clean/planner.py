@@ -12,10 +12,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from itertools import repeat
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import SAVEPOINTED_TIMESTAMPS, CleanerPlan, CleanFileInfo
-from hudi_assets.engine import Engine, LocalEngine
+from hudi_assets.engine import Engine, LocalEngine, store_parallelism
 from hudi_assets.fsview import (
     FileGroup,
     FileSlice,
@@ -107,7 +108,7 @@ class PartitionDecision:
     partition: str
     delete_partition: bool
     files: list[str]  # file names inside the partition, in the plan's order
-    file_sizes: dict[str, int] | None = None  # by name, when the context asks for sizes
+    file_sizes: list[int] | None = None  # of `files`, when the context asks for sizes
 
 
 def list_and_plan_partition(ctx: PlanContext, task: PartitionTask) -> PartitionDecision:
@@ -227,8 +228,8 @@ class CleanPlanner:
         self.engine = engine or LocalEngine()
         self.now = now
         self.with_sizes = with_sizes
-        # partition -> file name -> size of the files the last plan lists (with `with_sizes`).
-        self.file_sizes: dict[str, dict[str, int]] = {}
+        # partition -> sizes of the files the last plan lists there, in its order (`with_sizes`).
+        self.file_sizes: dict[str, list[int]] = {}
         self.timeline = table.active_timeline
         self.view = FileSystemView(table, self.engine, parallelism=config.parallelism)
         self.commit_timeline = self.timeline.completed_commits_timeline(table.is_mor)  # TABLE-COMMITS
@@ -360,8 +361,9 @@ class CleanPlanner:
             return []
         by_partition = self._tasks_by_partition()
         tasks = [by_partition.get(p) or PartitionTask(p, {}, {}, frozenset()) for p in partitions]
-        return self.engine.map(lambda task: list_and_plan_partition(ctx, task), tasks,
-                               min(len(tasks), self.config.parallelism))
+        parallelism = store_parallelism(self.engine, self.table.storage.is_local,
+                                        min(len(tasks), self.config.parallelism))
+        return self.engine.map(lambda task: list_and_plan_partition(ctx, task), tasks, parallelism)
 
     def plan(self) -> CleanerPlan:
         """The plan Hudi 0.15 would request (CleanPlanActionExecutor.requestClean)."""
@@ -404,5 +406,6 @@ class CleanPlanner:
         plan_files = {}
         for partition in files.order():
             prefix = f"{storage.uri(partition)}/"  # checked once; names from a listing hold no '/'
-            plan_files[partition] = [CleanFileInfo(prefix + name) for name in by_partition[partition].files]
+            paths = [prefix + name for name in by_partition[partition].files]
+            plan_files[partition] = list(map(CleanFileInfo._make, zip(paths, repeat(False))))
         return plan_files, partitions_to_delete
