@@ -307,6 +307,8 @@ class Storage:
     def list(self, rel: str = "", recursive: bool = False) -> list[FileStatus]:
         """Entries of a directory (empty when it does not exist), with sizes and mtimes."""
         root = self._abs(rel)
+        if self.is_local and not recursive:
+            return self._list_local(root)
         infos = self.fs.get_file_info(pafs.FileSelector(root, allow_not_found=True, recursive=recursive))
         cut = len(self.root) + 1
         directory = pafs.FileType.Directory
@@ -318,6 +320,29 @@ class Storage:
             ]
         except UnicodeDecodeError as exc:  # pyarrow decodes a local name only when asked for it
             raise CorruptFileError(_escaped(exc.object), NOT_UTF8) from None
+
+    def _list_local(self, root: str) -> list[FileStatus]:
+        """`list` of one local directory by `os.scandir` (what pyarrow reports: symbolic links
+        followed, directories without a size), without pyarrow's per-entry objects."""
+        try:
+            with os.scandir(root) as it:
+                entries = list(it)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        names = list(map(_ENTRY_NAME, entries))
+        if not "".join(names).isascii():
+            _utf8_names(root, names, skip=False)  # raises naming the first name that is not UTF-8
+        prefix = root[len(self.root) + 1:] + "/" if root != self.root else ""
+        found = []
+        for entry in entries:
+            try:
+                stat = entry.stat()
+            except FileNotFoundError:  # gone since the listing, or a dangling link
+                continue
+            is_dir = entry.is_dir()
+            found.append(FileStatus(prefix + entry.name, 0 if is_dir else stat.st_size,
+                                    stat.st_mtime_ns // 1_000_000, is_dir))
+        return found
 
     def list_names(self, rel: str = "", skip_undecodable: bool = False) -> tuple[list[str], list[str]]:
         """(file names, subdirectory names) of a directory (see `list_directory`)."""
