@@ -153,13 +153,16 @@ class Storage:
     is shown which file to remove instead of a table that silently is not what Hudi sees.
     """
 
-    def __init__(self, base_uri: str, options: Mapping[str, Any] | None = None):
+    def __init__(self, base_uri: str, options: Mapping[str, Any] | None = None,
+                 filesystem: pafs.FileSystem | None = None):
+        """`filesystem` replaces the one `options` would open (a test's wrapper counting requests);
+        it is not pickled: an unpickled copy opens its own from the URI and options."""
         _require_utf8(str(base_uri))
         self.scheme, self.root = _split_base(str(base_uri))
         self.base_uri = self.root if self.scheme == "file" else f"{self.scheme}://{self.root}"
         self.options = dict(options or {})
         self._fs_options = self._typed_options()
-        self._fs: pafs.FileSystem | None = None
+        self._fs: pafs.FileSystem | None = filesystem
         # A table reached through a symlink: paths recorded through either spelling are its own.
         self._real_root = os.path.realpath(self.root) if self.is_local else self.root
         self._resolved_dirs: dict[str, str] = {}
