@@ -16,7 +16,16 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hudi_assets.avro.container import encode_long
+
+def encode_long(value: int) -> bytes:
+    """Avro's zig-zag varint encoding of a long."""
+    zigzag = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while zigzag > 0x7F:
+        out.append((zigzag & 0x7F) | 0x80)
+        zigzag >>= 7
+    out.append(zigzag)
+    return bytes(out)
 
 Encoder = Callable[[Any, list[bytes]], None]
 _SMALL = [encode_long(n) for n in range(-64, 64)]  # one byte each: counts, lengths, small values
@@ -88,7 +97,8 @@ _PRIMITIVE_ENCODERS: dict[str, Encoder] = {
 class _Compiler:
     """Compiles a parsed-or-plain schema (JSON form) into an `Encoder`, named types once each."""
 
-    def __init__(self) -> None:
+    def __init__(self, strict: bool = False) -> None:
+        self.strict = strict
         self.named: dict[str, Encoder] = {}
         self.kinds: dict[str, str] = {}  # full name -> record / enum / fixed
 
@@ -143,10 +153,15 @@ class _Compiler:
         namespace = schema.get("namespace", namespace) if "." not in schema["name"] else \
             schema["name"].rpartition(".")[0]
         fields: list[tuple[str, Any, Encoder]] = []
+        known = frozenset(f["name"] for f in schema["fields"])
+        required = frozenset(f["name"] for f in schema["fields"] if "default" not in f)
+        strict = self.strict
 
         def encode(value: Any, out: list[bytes]) -> None:
             if type(value) is not dict:
                 raise Mismatch
+            if strict and not (value.keys() <= known and required <= value.keys()):
+                raise Mismatch  # fastavro's strict mode names the field
             for name, default, field_encoder in fields:
                 field_encoder(value.get(name, default), out)
 
@@ -203,10 +218,11 @@ def _raise() -> bytes:
     raise Mismatch
 
 
-def compile_encoder(schema: Mapping[str, Any] | list | str) -> Callable[[Any], bytes]:
+def compile_encoder(schema: Mapping[str, Any] | list | str, strict: bool = False) -> Callable[[Any], bytes]:
     """`encode(record) -> bytes` for one schema (JSON form); raises `Mismatch` where fastavro must
-    decide."""
-    root = _Compiler().compile(schema)
+    decide. `strict`: a record with a field its schema lacks, or without one that has no default,
+    is a `Mismatch` too (fastavro's `strict_allow_default`)."""
+    root = _Compiler(strict).compile(schema)
 
     def encode(record: Any) -> bytes:
         out: list[bytes] = []

@@ -95,3 +95,13 @@ def test_block_falls_back_to_fastavro_per_record():
     schema = json.dumps(["null", "int", "long"])
     block = encode_avro_data_block([1, None, 2**40], schema)
     assert block.content.endswith(_fastavro(json.loads(schema), 2**40))
+
+
+def test_strict_leaves_unknown_or_missing_fields_to_fastavro():
+    fields = [{"name": "a", "type": "int"}, {"name": "b", "type": ["null", "int"], "default": None}]
+    schema = {"type": "record", "name": "R", "fields": fields}
+    strict = compile_encoder(schema, strict=True)
+    assert strict({"a": 1}) == compile_encoder(schema)({"a": 1}) == _fastavro(schema, {"a": 1})
+    for record in ({"a": 1, "typo": 2}, {"b": 2}):
+        with pytest.raises(Mismatch):
+            strict(record)
