@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.executor import schedule_clean
+from hudi_assets.clean.workflow import schedule_clean
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo import write_demo_tables
