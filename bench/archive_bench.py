@@ -1,4 +1,6 @@
-"""Archive benchmark: archiving 10,000 instants; reading 100,000 archived entries vs bare fastavro.
+"""Archive benchmark: archiving 10,000 commits (30,000 state files) vs a plain script that reads those
+files, writes their bytes into one file and deletes them; reading 100,000 archived entries vs bare
+fastavro. Medians of interleaved runs, wall and CPU time, with the machine's load.
 
 Run: .venv/bin/python bench/archive_bench.py
 """
@@ -7,12 +9,14 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import fastavro
+from benchlib import cpu_timed, load, report
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.avro import java_schema_json
@@ -44,14 +48,42 @@ def _table(root: Path, commits: int) -> HoodieTable:
     return HoodieTable(storage)
 
 
-def bench_archive(root: Path, n: int = 10_000) -> None:
-    table = _table(root, n + 20)
-    start = time.perf_counter()
-    result = HoodieTimelineArchiver(table, ArchiveConfig()).archive_if_required()
-    took = time.perf_counter() - start
-    archived = len(result.selection.instants)
-    print(f"archive {archived} instants ({result.records_written} entries): {took:.2f}s, "
-          f"{took / archived * 1e3:.3f} ms/instant")
+def plain_archive(root: Path, names: list[str]) -> int:
+    """The floor: read the state files, write their bytes into one file, delete them."""
+    hoodie = root / ".hoodie"
+    with open(hoodie / "archived" / "plain", "wb") as out:
+        for name in names:
+            out.write((hoodie / name).read_bytes())
+    for name in names:
+        (hoodie / name).unlink()
+    return len(names)
+
+
+def bench_archive(root: Path, n: int = 10_000, runs: int = 3) -> None:
+    """Archiving n commits (3n state files) vs the plain script over the same files, interleaved."""
+    ours_wall, ours_cpu, floor_wall, floor_cpu = [], [], [], []
+    for run in range(runs):
+        for kind in ("ours", "floor"):
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir(parents=True)
+            table = _table(root, n + 20)
+            selection = HoodieTimelineArchiver(table, ArchiveConfig()).select()
+            names = [i.file_name for i in selection.state_files]
+            if kind == "ours":
+                wall, cpu, result = cpu_timed(
+                    lambda: HoodieTimelineArchiver(table, ArchiveConfig()).archive_if_required())  # noqa: B023
+                assert result.records_written == len(names), result
+                ours_wall.append(wall)
+                ours_cpu.append(cpu)
+            else:
+                (root / ".hoodie" / "archived").mkdir(exist_ok=True)
+                wall, cpu, _ = cpu_timed(lambda: plain_archive(root, names))  # noqa: B023
+                floor_wall.append(wall)
+                floor_cpu.append(cpu)
+            print(f"run {run + 1} {kind}: {len(names)} state files, {wall:.2f} s ({cpu:.2f} s CPU)",
+                  flush=True)
+    report(f"archive {n} commits", ours_wall, floor_wall, 3.0)
+    report(f"archive {n} commits", ours_cpu, floor_cpu, 3.0, "CPU")
 
 
 def bench_read(root: Path, n: int = 100_000, runs: int = 3) -> None:
@@ -101,6 +133,8 @@ def _timed(fn, expected: int) -> float:
     return took
 
 if __name__ == "__main__":
+    print(load(), flush=True)
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-        bench_archive(Path(a))
+        bench_archive(Path(a) / "t")
         bench_read(Path(b))
+    print(load())

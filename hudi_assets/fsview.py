@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
-from hudi_assets.engine import Engine, LocalEngine
+from hudi_assets.engine import Engine, LocalEngine, store_parallelism
 from hudi_assets.logformat.names import LogFileName
-from hudi_assets.storage import Storage
+from hudi_assets.storage import DirectoryListing, Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import COMPACTION, LOG_COMPACTION
@@ -82,6 +83,8 @@ class FileSlice:
     @property
     def file_names(self) -> list[str]:
         names = [self.base_file] if self.base_file else []
+        if not self.log_files:
+            return names
         return names + [log.name for log in self.log_files]
 
     @property
@@ -122,43 +125,63 @@ class PartitionListing:
     files: list[str]
 
 
-def list_directory(storage: Storage, directory: str) -> tuple[str, list[str] | None, list[str]]:
+# A partition found by discovery, handed its file names (checksum files left out) and its listing
+# (whose sizes, where the store returned them, are free): what the task returns for that partition.
+PartitionVisitor = Callable[[str, list[str], DirectoryListing], Any]
+
+
+def list_directory(storage: Storage, directory: str, visit: PartitionVisitor | None = None
+                   ) -> tuple[str, Any, list[str]]:
     """One directory: (directory, its file names if it is a partition else None, subdirs to descend).
 
     Like FileSystemBackedTableMetadata: any file named with the metafile prefix makes a partition; a
     directory whose metafile has one of the three exact names is known as a partition from its parent
     and is not descended; the base path, and a partition known only by listing it, are descended.
+    With `visit`, a partition's entry is what `visit` returns for it, computed in the same task, so
+    that a partition is listed once for discovery and its own work both.
     """
-    files, dirs = storage.list_names(directory)
-    files = [name for name in files if not is_checksum_file(name)]
+    listing = storage.list_directory(directory)
+    files = listing.files
+    if any(name.endswith(".crc") for name in files):
+        files = [name for name in files if not is_checksum_file(name)]
     is_partition = any(name.startswith(PARTITION_METAFILE) for name in files)
     prefix = f"{directory}/" if directory else ""
     descend = [] if directory and PARTITION_METAFILE_NAMES.intersection(files) else [
-        prefix + d for d in dirs if not d.startswith(".")]
-    return directory, files if is_partition else None, descend
+        prefix + d for d in listing.dirs if not d.startswith(".")]
+    if not is_partition:
+        return directory, None, descend
+    return directory, files if visit is None else visit(directory, files, listing), descend
 
 
-def list_partitions(storage: Storage, engine: Engine, parallelism: int = 200) -> list[PartitionListing]:
-    """Find every partition and list its files, level by level, one engine task per directory.
+def discover_partitions(storage: Storage, engine: Engine, parallelism: int = 200,
+                        visit: PartitionVisitor | None = None) -> list[tuple[str, Any]]:
+    """Find every partition, level by level, one engine task per directory: (partition, its file
+    names or what `visit` returns for it).
 
     Partitions come in Hudi's order (FSUtils.getAllPartitionPaths without a metadata table): by
     depth, then in the order their parents were listed and each directory lists its entries; the
     cleaner's batches and its HashMap tie-breaks follow this order.
     """
-    found: list[PartitionListing] = []
+    found: list[tuple[str, Any]] = []
     level = [""]
     depth = 0
+    parallelism = store_parallelism(engine, storage.is_local, parallelism)
     while level:
-        results = engine.map(lambda d: list_directory(storage, d), level, parallelism)
+        results = engine.map(lambda d: list_directory(storage, d, visit), level, parallelism)
         log.info("Listed %d directories at depth %d of %s: %d partitions so far", len(level), depth,
-                 storage.base_uri, len(found) + sum(1 for _, files, _ in results if files is not None))
+                 storage.base_uri, len(found) + sum(1 for _, entry, _ in results if entry is not None))
         level = []
         depth += 1
-        for directory, files, subdirs in results:
-            if files is not None:
-                found.append(PartitionListing(directory, files))
+        for directory, entry, subdirs in results:
+            if entry is not None:
+                found.append((directory, entry))
             level.extend(subdirs)
     return found
+
+
+def list_partitions(storage: Storage, engine: Engine, parallelism: int = 200) -> list[PartitionListing]:
+    """Every partition with its data-file names, in Hudi's order (see `discover_partitions`)."""
+    return [PartitionListing(p, files) for p, files in discover_partitions(storage, engine, parallelism)]
 
 
 def build_file_groups(partition: str, names: Iterable[str], base_extension: str) -> dict[str, FileGroup]:

@@ -3,16 +3,26 @@
 
 from __future__ import annotations
 
+import array
+import operator
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+_UTF16 = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"  # native order, as array reads it
+_POWERS_OF_31: list[int] = [1]  # 31**k mod 2**32, grown on demand
+
 
 def java_string_hash(text: str) -> int:
-    """`String.hashCode()` (over UTF-16 code units), as a signed 32-bit int."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    """`String.hashCode()` (over UTF-16 code units), as a signed 32-bit int.
+
+    s[0]*31^(n-1) + ... + s[n-1] mod 2^32, summed in C over the code units (one call per key of every
+    map Hudi writes, and per file id of a partition when the cleaner orders its files)."""
+    units = text.encode() if text.isascii() else array.array("H", text.encode(_UTF16))
+    n = len(units)
+    while len(_POWERS_OF_31) < n:
+        _POWERS_OF_31.append(_POWERS_OF_31[-1] * 31 & 0xFFFFFFFF)
+    h = sum(map(operator.mul, units, reversed(_POWERS_OF_31[:n]))) & 0xFFFFFFFF
     return h - (1 << 32) if h & 0x80000000 else h
 
 

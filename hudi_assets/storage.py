@@ -9,6 +9,9 @@ its URI and options only: a Spark executor that unpickles it opens its own files
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
+import operator
 import os
 import posixpath
 import uuid
@@ -22,6 +25,9 @@ import pyarrow.fs as pafs
 from hudi_assets.exceptions import CorruptFileError, InvalidConfigError, PathOutsideTableError, StorageError
 from hudi_assets.storage_options import gcs_options, s3_options
 
+_ENTRY_NAME = operator.attrgetter("name")
+_ENTRY_IS_DIR = operator.methodcaller("is_dir", follow_symlinks=False)
+_ST_SIZE = operator.attrgetter("st_size")
 _PYARROW_SCHEMES = {"s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss"}
 
 
@@ -37,6 +43,16 @@ class FileStatus:
     @property
     def name(self) -> str:
         return self.path.rpartition("/")[2]
+
+
+@dataclass(frozen=True, slots=True)
+class DirectoryListing:
+    """One directory's file and subdirectory names; `sizes` (by file name) where the listing itself
+    carries them (object stores), None where sizes cost a `stat` each (local)."""
+
+    files: list[str]
+    dirs: list[str]
+    sizes: dict[str, int] | None = None
 
 
 @dataclass(slots=True)
@@ -113,6 +129,13 @@ def _split_base(base_uri: str) -> tuple[str, str]:
     return scheme, root
 
 
+def _is_plain(rel: str) -> bool:
+    """True for a non-empty relative path that `posixpath.normpath` leaves as it is (no empty, `.` or
+    `..` segment): the common case, decided by three substring scans instead of a parse."""
+    padded = f"/{rel}/"
+    return "//" not in padded and "/./" not in padded and "/../" not in padded
+
+
 def _under(normal: str, root: str) -> str | None:
     """`normal` relative to `root` ("" for the root itself), None when it is not inside it."""
     if normal == root:
@@ -130,16 +153,23 @@ class Storage:
     is shown which file to remove instead of a table that silently is not what Hudi sees.
     """
 
-    def __init__(self, base_uri: str, options: Mapping[str, Any] | None = None):
+    def __init__(self, base_uri: str, options: Mapping[str, Any] | None = None,
+                 filesystem: pafs.FileSystem | None = None):
+        """`filesystem` replaces the one `options` would open (a test's wrapper counting requests);
+        it is not pickled: an unpickled copy opens its own from the URI and options."""
         _require_utf8(str(base_uri))
         self.scheme, self.root = _split_base(str(base_uri))
         self.base_uri = self.root if self.scheme == "file" else f"{self.scheme}://{self.root}"
         self.options = dict(options or {})
         self._fs_options = self._typed_options()
-        self._fs: pafs.FileSystem | None = None
+        self._fs: pafs.FileSystem | None = filesystem
         # A table reached through a symlink: paths recorded through either spelling are its own.
         self._real_root = os.path.realpath(self.root) if self.is_local else self.root
         self._resolved_dirs: dict[str, str] = {}
+        # Every path inside one table starts with one of a few spellings of its base: those are
+        # matched as plain string prefixes, so the per-file cost is a string comparison, not a parse.
+        self._uri_base = f"file:{self.root}" if self.is_local else self.base_uri
+        self._prefixes = self._base_prefixes()
 
     def __getstate__(self) -> dict:
         return {"base_uri": self.base_uri, "options": self.options}
@@ -203,12 +233,34 @@ class Storage:
                                      f"refused by the {self.scheme} driver: {exc}") from None
 
     # ----------------------------------------------------------------- paths
+    def _base_prefixes(self) -> tuple[str, ...]:
+        """The spellings of `<base>/` that `relativize` accepts for a path inside the table."""
+        if self.is_local:
+            roots = dict.fromkeys((self.root, self._real_root))
+            return tuple(f"{spelling}{root.rstrip('/')}/" for root in roots
+                         for spelling in ("", "file:", "file://"))
+        schemes = ("s3", "s3a", "s3n") if self.scheme == "s3" else (self.scheme,)
+        return tuple(f"{scheme}://{self.root}/" for scheme in schemes)
+
     def relativize(self, path: str) -> str:
         """Map a relative path, an absolute path or a full URI to a path relative to the base.
 
         Raises `PathOutsideTableError` for anything that does not land inside the base path.
         """
         raw = str(path)
+        if ":" not in raw and not raw.startswith("/"):
+            if _is_plain(raw):
+                return raw
+        elif "?" not in raw and "#" not in raw:  # a URI's query or fragment: the parse below decides
+            for prefix in self._prefixes:
+                if raw.startswith(prefix):
+                    rel = raw[len(prefix):]
+                    if _is_plain(rel):
+                        return rel
+                    break
+        return self._relativize_parsed(raw)
+
+    def _relativize_parsed(self, raw: str) -> str:
         parts = urlsplit(raw)
         scheme = parts.scheme.lower()
         if scheme and len(scheme) > 1:
@@ -252,13 +304,14 @@ class Storage:
     def uri(self, rel: str) -> str:
         """The full path Hudi records for a file (`file:/...` locally, `scheme://bucket/...` else)."""
         rel = self.relativize(rel)
-        base = f"file:{self.root}" if self.scheme == "file" else self.base_uri
-        return f"{base}/{rel}" if rel else base
+        return f"{self._uri_base}/{rel}" if rel else self._uri_base
 
     # ------------------------------------------------------------ operations
     def list(self, rel: str = "", recursive: bool = False) -> list[FileStatus]:
         """Entries of a directory (empty when it does not exist), with sizes and mtimes."""
         root = self._abs(rel)
+        if self.is_local and not recursive:
+            return self._list_local(root)
         infos = self.fs.get_file_info(pafs.FileSelector(root, allow_not_found=True, recursive=recursive))
         cut = len(self.root) + 1
         directory = pafs.FileType.Directory
@@ -271,28 +324,96 @@ class Storage:
         except UnicodeDecodeError as exc:  # pyarrow decodes a local name only when asked for it
             raise CorruptFileError(_escaped(exc.object), NOT_UTF8) from None
 
-    def list_names(self, rel: str = "", skip_undecodable: bool = False) -> tuple[list[str], list[str]]:
-        """(file names, subdirectory names) of a directory: the cheapest listing, no sizes.
+    def _list_local(self, root: str) -> list[FileStatus]:
+        """`list` of one local directory by `os.scandir` (what pyarrow reports: symbolic links
+        followed, directories without a size), without pyarrow's per-entry objects."""
+        try:
+            with os.scandir(root) as it:
+                entries = list(it)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        names = list(map(_ENTRY_NAME, entries))
+        if not "".join(names).isascii():
+            _utf8_names(root, names, skip=False)  # raises naming the first name that is not UTF-8
+        prefix = root[len(self.root) + 1:] + "/" if root != self.root else ""
+        found = []
+        for entry in entries:
+            try:
+                stat = entry.stat()
+            except FileNotFoundError:  # gone since the listing, or a dangling link
+                continue
+            is_dir = entry.is_dir()
+            found.append(FileStatus(prefix + entry.name, 0 if is_dir else stat.st_size,
+                                    stat.st_mtime_ns // 1_000_000, is_dir))
+        return found
 
-        Locally this is one `os.scandir` without a stat per file, the floor of any listing; building
-        the file-system view of a large table needs nothing more. A name that is not UTF-8 is
-        refused, or left out with `skip_undecodable` (for walks over folders that are not a table's).
+    def list_names(self, rel: str = "", skip_undecodable: bool = False) -> tuple[list[str], list[str]]:
+        """(file names, subdirectory names) of a directory (see `list_directory`)."""
+        listing = self.list_directory(rel, skip_undecodable)
+        return listing.files, listing.dirs
+
+    def list_directory(self, rel: str = "", skip_undecodable: bool = False) -> DirectoryListing:
+        """A directory's file and subdirectory names: the cheapest listing (empty when it is gone).
+
+        Locally this is one `os.scandir` without a stat per file, the floor of any listing; object
+        stores return sizes with the names, and those are kept. A name that is not UTF-8 is refused,
+        or left out with `skip_undecodable` (for walks over folders that are not a table's).
         """
         root = self._abs(rel)
         if not self.is_local:
             entries = self.list(rel)
-            return [e.name for e in entries if not e.is_dir], [e.name for e in entries if e.is_dir]
-        files: list[str] = []
-        dirs: list[str] = []
+            return DirectoryListing([e.name for e in entries if not e.is_dir],
+                                    [e.name for e in entries if e.is_dir],
+                                    {e.name: e.size for e in entries if not e.is_dir})
         try:
             with os.scandir(root) as it:
-                for entry in it:
-                    (dirs if entry.is_dir(follow_symlinks=False) else files).append(entry.name)
+                entries = list(it)
         except (FileNotFoundError, NotADirectoryError):
-            pass
+            entries = []
+        # Loops in C (map, compress) over the entries: this runs once per file of the table.
+        names = list(map(_ENTRY_NAME, entries))
+        is_dir = list(map(_ENTRY_IS_DIR, entries))
+        if any(is_dir):
+            files = list(itertools.compress(names, map(operator.not_, is_dir)))
+            dirs = list(itertools.compress(names, is_dir))
+        else:
+            files, dirs = names, []
         if "".join(files).isascii() and "".join(dirs).isascii():  # one C pass, not one call per name
-            return files, dirs
-        return _utf8_names(root, files, skip_undecodable), _utf8_names(root, dirs, skip_undecodable)
+            return DirectoryListing(files, dirs)
+        return DirectoryListing(_utf8_names(root, files, skip_undecodable),
+                                _utf8_names(root, dirs, skip_undecodable))
+
+    def file_sizes(self, rel: str, names: Iterable[str], listing: DirectoryListing | None = None
+                   ) -> list[int]:
+        """Sizes of some files of one directory, in the order of `names`; 0 for a file that is gone.
+
+        From `listing` when it carries sizes (no request at all), else locally one `stat` per named
+        file relative to the open directory, else one listing with sizes.
+        """
+        names = list(names)
+        if listing is not None and listing.sizes is not None:
+            return [listing.sizes.get(name, 0) for name in names]
+        if not self.is_local:
+            return self.file_sizes(rel, names, self.list_directory(rel))
+        try:
+            directory = os.open(self._abs(rel), os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except (FileNotFoundError, NotADirectoryError):
+            return [0] * len(names)
+        stat = functools.partial(os.stat, dir_fd=directory, follow_symlinks=False)
+        try:
+            try:  # one C loop over the names; a file gone meanwhile sends us the slow way
+                return list(map(_ST_SIZE, map(stat, names)))
+            except FileNotFoundError:
+                return [self._size_or_zero(stat, name) for name in names]
+        finally:
+            os.close(directory)
+
+    @staticmethod
+    def _size_or_zero(stat: Any, name: str) -> int:
+        try:
+            return stat(name).st_size
+        except FileNotFoundError:
+            return 0
 
     def status(self, rel: str) -> FileStatus | None:
         info = self.fs.get_file_info(self._abs(rel))
@@ -360,9 +481,10 @@ class Storage:
         """Delete files; all paths are checked against the base path before the first delete."""
         paths = [(rel, self._abs(rel)) for rel in rels]
         result = DeleteResult()
+        delete = os.unlink if self.is_local else self.fs.delete_file  # locally one syscall, no checks
         for rel, path in paths:
             try:
-                self.fs.delete_file(path)
+                delete(path)
             except FileNotFoundError:
                 result.missing.append(rel)
             except OSError as exc:

@@ -12,6 +12,7 @@ archived, or both; never neither.
 from __future__ import annotations
 
 import logging
+import struct
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +28,10 @@ from hudi_assets.archive.merge import (
 from hudi_assets.archive.selection import ArchiveSelection, select_instants_to_archive
 from hudi_assets.avro import java_schema_json
 from hudi_assets.exceptions import ArchiveMergeError, CorruptFileError, HudiAssetsError
-from hudi_assets.logformat.archived import archive_file_name, encode_archive_file, read_archived_records
+from hudi_assets.logformat.archived import archive_file_name, encode_archive_file
+from hudi_assets.logformat.avro_block import decode_avro_data_block
+from hudi_assets.logformat.block import BlockType
+from hudi_assets.logformat.reader import read_blocks
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.archived import ARCHIVED_META_ENTRY, ArchivedTimeline
@@ -172,7 +176,7 @@ class HoodieTimelineArchiver:
         while not self.storage.create_if_absent(f"{folder}/{archive_file_name(version)}", data):
             version += 1  # another writer took that version; never append to an existing file
         path = f"{folder}/{archive_file_name(version)}"
-        self._verify(path, len(records))
+        self._verify(path, data, records)
         result.archive_file = path
         result.records_written = len(records)
         # Leftover marker directories of archived instants go once the archive is safely written.
@@ -183,14 +187,31 @@ class HoodieTimelineArchiver:
                  len(data))
         self.hooks.reached("after-write")
 
-    def _verify(self, path: str, expected: int) -> None:
-        """Read the new file back with the entry schema before anything is deleted."""
+    def _verify(self, path: str, written: bytes, records: list[dict[str, Any]]) -> None:
+        """Read the new file back before anything is deleted: the same bytes as encoded, intact block
+        frames holding as many records as were written, and the first and last blocks decoding with
+        the entry schema to the instants written there (the encoding itself is tested against
+        fastavro's; decoding every block again would double the cost of a run)."""
         uri = self.storage.uri(path)
-        found = sum(1 for _ in read_archived_records([(uri, self.storage.read(path))],
-                                                    java_schema_json(ARCHIVED_META_ENTRY)))
-        if found != expected:
-            raise HudiAssetsError(f"{uri}: wrote {expected} archived entries but read back {found}; "
-                                  "nothing was deleted from the active timeline")
+        back = self.storage.read(path)
+        blocks = list(read_blocks(back, uri)) if back == written else []
+        counts = [struct.unpack_from(">i", b.content, 4)[0] if b.block_type == BlockType.AVRO_DATA else -1
+                  for b in blocks]
+        problem = None
+        if back != written:
+            problem = f"read back {len(back)} bytes that differ from the {len(written)} written"
+        elif sum(counts) != len(records) or min(counts, default=0) < 0:
+            problem = f"wrote {len(records)} archived entries but the blocks read back hold {sum(counts)}"
+        else:
+            schema = java_schema_json(ARCHIVED_META_ENTRY)
+            ends = {0: 0, len(blocks) - 1: len(records) - counts[-1]}  # block index -> first record
+            for index, first in ends.items():
+                decoded = [r["commitTime"] for r in decode_avro_data_block(blocks[index], schema, path=uri)]
+                expected = [r["commitTime"] for r in records[first:first + counts[index]]]
+                if decoded != expected:
+                    problem = f"block {index} reads back instants {decoded[:3]}..., not {expected[:3]}..."
+        if problem:
+            raise HudiAssetsError(f"{uri}: {problem}; nothing was deleted from the active timeline")
 
     # ----------------------------------------------------------------------- deleting
     def _delete(self, state_files: list[Instant], result: ArchiveResult) -> None:

@@ -9,29 +9,21 @@ Hudi versions resolve the same way (unknown writer fields skipped, missing ones 
 
 from __future__ import annotations
 
+import functools
 import io
 import os
+from collections.abc import Callable
 from typing import Any
 
 import fastavro
 from fastavro.read import SchemaResolutionError
 
+from hudi_assets.avro.binary import Mismatch, compile_encoder, encode_long
 from hudi_assets.avro.schemas import SCHEMAS, java_schema_json, parsed
 from hudi_assets.exceptions import CorruptFileError
 
 MAGIC = b"Obj\x01"
 _MAX_DETAIL = 300
-
-
-def encode_long(value: int) -> bytes:
-    """Avro's zig-zag varint encoding of a long."""
-    zigzag = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while zigzag > 0x7F:
-        out.append((zigzag & 0x7F) | 0x80)
-        zigzag >>= 7
-    out.append(zigzag)
-    return bytes(out)
 
 
 def _bytes(value: bytes) -> bytes:
@@ -45,15 +37,24 @@ def serialize_metadata(schema_name: str, record: dict[str, Any]) -> bytes:
     including one with a field the schema lacks (a typo would otherwise vanish silently), raises
     ValueError: a bug of ours, not a bad table.
     """
-    body = io.BytesIO()
     try:
-        fastavro.schemaless_writer(body, parsed(schema_name), record, strict_allow_default=True)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"record does not fit {schema_name}: {exc}") from exc
+        data = _strict_encoder(schema_name)(record)
+    except Mismatch:  # fastavro decides, and names what does not fit
+        body = io.BytesIO()
+        try:
+            fastavro.schemaless_writer(body, parsed(schema_name), record, strict_allow_default=True)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"record does not fit {schema_name}: {exc}") from exc
+        data = body.getvalue()
     sync = os.urandom(16)
     schema_entry = _bytes(b"avro.schema") + _bytes(java_schema_json(schema_name).encode())
     header = MAGIC + encode_long(1) + schema_entry + encode_long(0) + sync  # metadata: one entry, end
-    return header + encode_long(1) + _bytes(body.getvalue()) + sync  # one block: count, size + data, sync
+    return header + encode_long(1) + _bytes(data) + sync  # one block: count, size + data, sync
+
+
+@functools.cache
+def _strict_encoder(schema_name: str) -> Callable[[Any], bytes]:
+    return compile_encoder(SCHEMAS[schema_name], strict=True)
 
 
 def _open(data: bytes, path: str, reader_schema: dict[str, Any] | None) -> fastavro.reader:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from hudi_assets.cli import add_table_arguments, open_engine, open_table
 from hudi_assets.config_options import CLEAN_OPTIONS, settings_epilog
+from hudi_assets.exceptions import HudiInputError
+
+_JSON_STRING = json.encoder.encode_basestring_ascii  # a str as a JSON string literal, as json.dumps
 
 
 def add_parser(subparsers) -> None:
@@ -16,7 +20,14 @@ def add_parser(subparsers) -> None:
         epilog=settings_epilog(CLEAN_OPTIONS), formatter_class=argparse.RawDescriptionHelpFormatter)
     add_table_arguments(parser, config=True, engine=True)
     parser.add_argument("--dry-run", action="store_true",
-                        help="print the plan (files, bytes, ECTR, policy) and write nothing")
+                        help="print the plan's summary (policy, ECTR, files and bytes per partition) "
+                             "and write nothing")
+    parser.add_argument("--list-files", action="store_true",
+                        help="with --dry-run: also list every planned file with its size")
+    parser.add_argument("--json", action="store_true",
+                        help="with --dry-run: the whole plan as one JSON object (policy, ectr, last "
+                             "completed commit, files with sizes per partition, partitions to delete, "
+                             "totals)")
     parser.add_argument("--discard-pending", metavar="INSTANT",
                         help="remove the pending clean INSTANT (for example one refused as unsafe) from "
                              "the timeline, keeping a copy of its state files in "
@@ -29,30 +40,57 @@ def _print_violations(report) -> None:
         print(f"refused {violation.plan_file}: {violation.path}: {violation.problem}")
 
 
-def _print_plan(table, plan, pending: list[str]) -> None:
-    from hudi_assets.fsview import FileSystemView
+def _planned_sizes(table, plan, planner) -> dict[str, list[int]]:
+    """Sizes of the planned files, per partition in plan order: the planner's, from its one listing
+    of each partition; the files appended after its own (earlier failed deletes) are looked up."""
+    sizes = {}
+    for partition, files in plan.file_paths_to_delete.items():
+        known = planner.file_sizes.get(partition, [])
+        if extra := files[len(known):]:
+            names = [f.file_path.rpartition("/")[2] for f in extra]
+            known = known + table.storage.file_sizes(partition, names)
+        sizes[partition] = known
+    return sizes
 
+
+def _print_plan(plan, sizes: dict[str, list[int]], pending: list[str], list_files: bool) -> None:
     ectr = plan.earliest_instant_to_retain
     print(f"policy: {plan.policy}")
     print(f"earliest commit to retain: {f'{ectr.timestamp} ({ectr.action})' if ectr else 'none'}")
     print(f"last completed commit: {plan.last_completed_commit_timestamp or 'none'}")
     if pending:
         print(f"pending cleans to finish first: {', '.join(pending)}")
-    view = FileSystemView(table)
-    total_bytes = 0
     for partition in sorted(plan.file_paths_to_delete):
         files = plan.file_paths_to_delete[partition]
-        sizes = view.file_sizes(partition) if table.storage.exists(partition) else {}
-        names = [f.file_path.rpartition("/")[2] for f in files]
-        size = sum(sizes.get(n, 0) for n in names)
-        total_bytes += size
-        print(f"partition {partition or '(none)'}: {len(files)} files, {size} bytes")
-        for name in names:
-            print(f"  {name}  {sizes.get(name, 0)}")
+        print(f"partition {partition or '(none)'}: {len(files)} files, {sum(sizes[partition])} bytes")
+        if list_files:
+            for info, size in zip(files, sizes[partition], strict=True):
+                print(f"  {info.file_path.rpartition('/')[2]}  {size}")
     for partition in plan.partitions_to_delete:
         print(f"partition to delete: {partition}")
+    total_bytes = sum(sum(s) for s in sizes.values())
     print(f"dry run: {plan.total_files} files, {total_bytes} bytes would be deleted "
           f"in {len(plan.file_paths_to_delete)} partitions; nothing written")
+
+
+def _write_plan_json(plan, sizes: dict[str, list[int]], pending: list[str]) -> None:
+    """One JSON object, written a partition at a time (a plan can list millions of files)."""
+    ectr = plan.earliest_instant_to_retain
+    head = {"policy": plan.policy, "ectr": ectr.timestamp if ectr else None,
+            "ectr_action": ectr.action if ectr else None,
+            "last_completed_commit": plan.last_completed_commit_timestamp or None,
+            "pending_cleans": pending}
+    out = sys.stdout
+    out.write(json.dumps(head)[:-1] + ', "partitions": [')
+    for n, (partition, files) in enumerate(plan.file_paths_to_delete.items()):
+        paths = map(_JSON_STRING, [f.file_path for f in files])
+        entries = ", ".join(map('{{"path": {}, "size": {}}}'.format, paths, sizes[partition]))
+        out.write(f'{"," if n else ""}{{"partition": {_JSON_STRING(partition)}, '
+                  f'"bytes": {sum(sizes[partition])}, "files": [{entries}]}}')
+    tail = {"partitions_to_delete": plan.partitions_to_delete,
+            "totals": {"files": plan.total_files, "bytes": sum(sum(s) for s in sizes.values()),
+                       "partitions": len(plan.file_paths_to_delete)}}
+    out.write("], " + json.dumps(tail)[1:] + "\n")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,11 +99,13 @@ def run(args: argparse.Namespace) -> int:
         clean_table,
         discard_pending,
         pending_cleans,
+        plan_clean,
         refuse_unsupported,
-        schedule_clean,
         validate_pending,
     )
 
+    if (args.json or args.list_files) and not args.dry_run:
+        raise HudiInputError("--json and --list-files describe a plan: use them with --dry-run")
     table = open_table(args)
     if args.discard_pending:
         for copy in discard_pending(table, args.discard_pending):
@@ -80,8 +120,13 @@ def run(args: argparse.Namespace) -> int:
         report = validate_pending(table, config, pending)
         _print_violations(report)
         report.raise_if_unsafe(table.base_path)
-        plan, _ = schedule_clean(table, config, engine, dry_run=True)
-        _print_plan(table, plan, [p.instant.timestamp for p in pending])
+        plan, planner = plan_clean(table, config, engine, with_sizes=True)
+        sizes = _planned_sizes(table, plan, planner)
+        instants = [p.instant.timestamp for p in pending]
+        if args.json:
+            _write_plan_json(plan, sizes, instants)
+        else:
+            _print_plan(plan, sizes, instants, args.list_files)
         return 0
 
     live = sys.stderr.isatty()  # one updating line on a terminal, plain lines in a log

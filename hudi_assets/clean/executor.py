@@ -23,7 +23,7 @@ from hudi_assets.clean.plan import (
     serialize_clean_metadata,
 )
 from hudi_assets.clean.validation import ValidatedPlan
-from hudi_assets.engine import Engine, LocalEngine
+from hudi_assets.engine import Engine, LocalEngine, store_parallelism
 from hudi_assets.exceptions import CleanAbortedError
 from hudi_assets.storage import DeleteResult, Storage
 from hudi_assets.table import HoodieTable
@@ -144,7 +144,8 @@ class CleanActionExecutor:
         total = DeleteResult()
         batch = max(1, self.hooks.delete_batch)
         batches = [rels[i:i + batch] for i in range(0, len(rels), batch)]
-        per_round = max(1, min(self.config.parallelism, 64))
+        per_round = store_parallelism(self.engine, storage.is_local,
+                                      max(1, min(self.config.parallelism, 64)))
         done = 0
         if self.progress:
             self.progress(0, len(rels))

@@ -10,7 +10,7 @@ or copies its `extraMetadata` into the clean metadata.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from hudi_assets.avro import deserialize_metadata, serialize_metadata
 from hudi_assets.java_collections import JavaHashMap, java_hashmap_order
@@ -36,9 +36,9 @@ def _as_read(mapping: dict[str, Any] | None) -> dict[str, Any] | None:
     return {key: mapping[key] for key in table.order()}
 
 
-@dataclass(frozen=True, slots=True)
-class CleanFileInfo:
-    """A file to delete: its full path as Hudi records it, and whether it is a bootstrap source file."""
+class CleanFileInfo(NamedTuple):
+    """A file to delete: its full path as Hudi records it, and whether it is a bootstrap source file.
+    A tuple: a plan holds one per planned file, millions of them on a large table."""
 
     file_path: str
     is_bootstrap_base_file: bool = False

@@ -12,13 +12,21 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from itertools import repeat
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import SAVEPOINTED_TIMESTAMPS, CleanerPlan, CleanFileInfo
-from hudi_assets.engine import Engine, LocalEngine
-from hudi_assets.fsview import FileGroup, FileSlice, FileSystemView, build_file_groups, list_partitions
+from hudi_assets.engine import Engine, LocalEngine, store_parallelism
+from hudi_assets.fsview import (
+    FileGroup,
+    FileSlice,
+    FileSystemView,
+    build_file_groups,
+    discover_partitions,
+    list_partitions,
+)
 from hudi_assets.java_collections import JavaHashMap, java_hashmap_order, java_string_hash
-from hudi_assets.storage import Storage
+from hudi_assets.storage import DirectoryListing, Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import REPLACE_COMMIT, Instant
@@ -77,6 +85,7 @@ class PlanContext:
     view_timestamps: frozenset[str]
     view_first: str | None
     view_last: str | None
+    with_sizes: bool = False  # a dry run reports the bytes it would free
 
     def is_committed(self, instant_time: str) -> bool:
         if self.view_last is None or instant_time > self.view_last:
@@ -94,46 +103,75 @@ class PartitionTask:
     savepointed: frozenset[str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PartitionDecision:
     partition: str
     delete_partition: bool
-    files: list[str]  # paths relative to the base path
-    file_sizes: dict[str, int] | None = None
+    files: list[str]  # file names inside the partition, in the plan's order
+    file_sizes: list[int] | None = None  # of `files`, when the context asks for sizes
 
 
-def plan_partition(ctx: PlanContext, task: PartitionTask) -> PartitionDecision:
-    """List one partition, build its file groups and decide (CleanPlanner.getDeletePaths)."""
+def list_and_plan_partition(ctx: PlanContext, task: PartitionTask) -> PartitionDecision:
+    """List one partition (empty when it is gone) and decide it."""
+    listing = ctx.storage.list_directory(task.partition)
+    return plan_partition(ctx, task, listing.files, listing)
+
+
+def plan_partition(ctx: PlanContext, task: PartitionTask, names: list[str],
+                   listing: DirectoryListing | None = None) -> PartitionDecision:
+    """Decide one listed partition (CleanPlanner.getDeletePaths), with the sizes of what it deletes
+    when `ctx.with_sizes` (from `listing` where it carries them)."""
+    decision = _decide_partition(ctx, task, names)
+    if ctx.with_sizes and decision.files:
+        sizes = ctx.storage.file_sizes(task.partition, decision.files, listing)
+        return PartitionDecision(decision.partition, decision.delete_partition, decision.files, sizes)
+    return decision
+
+
+def _decide_partition(ctx: PlanContext, task: PartitionTask, names: list[str]) -> PartitionDecision:
+    """Runs once per partition over every file of it: per-file work is kept to the grouping, and
+    what is the same for many slices (is an instant committed, is anything savepointed or being
+    compacted) is decided once."""
     partition = task.partition
-    names = ctx.storage.list_names(partition)[0]  # empty when the partition is gone
-    groups = build_file_groups(partition, names, ctx.base_extension)
-    for file_id, (_, plan_instant, major) in task.compactions.items():
-        if major and file_id in groups:
-            groups[file_id].slice_at(plan_instant)  # the empty slice of a pending compaction
-    committed: dict[str, list[FileSlice]] = {
-        file_id: [s for s in group.sorted_slices() if ctx.is_committed(s.base_instant)]
-        for file_id, group in groups.items()
-    }
-
-    def protected(file_slice: FileSlice) -> bool:
-        return any(name in task.savepointed for name in file_slice.file_names)
-
-    def needed_for_compaction(file_slice: FileSlice) -> bool:
-        op = task.compactions.get(file_slice.file_id)
-        return op is not None and file_slice.base_instant >= op[0]
-
     by_commits = ctx.policy != CleaningPolicy.KEEP_LATEST_FILE_VERSIONS
     if by_commits and not ctx.gate:
         return PartitionDecision(partition, False, [])
+    groups = build_file_groups(partition, names, ctx.base_extension)
+    compactions, savepointed, replaced = task.compactions, task.savepointed, task.replaced
+    for file_id, (_, plan_instant, major) in compactions.items():
+        if major and file_id in groups:
+            groups[file_id].slice_at(plan_instant)  # the empty slice of a pending compaction
+    visible: dict[str, bool] = {}  # a partition has few distinct instants
+    committed: dict[str, list[FileSlice]] = {}
+    for file_id, group in groups.items():
+        slices = group.slices
+        kept = []
+        for instant in (sorted(slices, reverse=True) if len(slices) > 1 else slices):
+            is_visible = visible.get(instant)
+            if is_visible is None:
+                is_visible = visible[instant] = ctx.is_committed(instant)
+            if is_visible:
+                kept.append(slices[instant])
+        committed[file_id] = kept
+
+    def unprotected(slices: list[FileSlice]) -> list[FileSlice]:
+        if not savepointed:
+            return slices
+        return [s for s in slices if not any(name in savepointed for name in s.file_names)]
+
+    def not_for_compaction(file_id: str, slices: list[FileSlice]) -> list[FileSlice]:
+        op = compactions.get(file_id)
+        return slices if op is None else [s for s in slices if s.base_instant < op[0]]
+
     ectr = ctx.ectr
-    live = [fid for fid in groups if fid not in task.replaced]
+    live = [fid for fid in groups if fid not in replaced]
     # Replaced file groups: before ECTR (by commits) or all of them (file versions).
     from_replaced: dict[str, list[str]] = {}
     for file_id in groups:
-        replace_time = task.replaced.get(file_id)
+        replace_time = replaced.get(file_id)
         if replace_time is None or (by_commits and not replace_time < ectr):
             continue
-        paths = [p for s in committed[file_id] if not protected(s) for p in s.paths]
+        paths = [p for s in unprotected(committed[file_id]) for p in s.file_names]
         if paths:
             from_replaced[file_id] = paths
     from_live: dict[str, list[str]] = {}
@@ -142,16 +180,16 @@ def plan_partition(ctx: PlanContext, task: PartitionTask) -> PartitionDecision:
         if not slices:
             continue
         if by_commits:
-            latest = slices[0].base_instant
-            keep_before = next((s.base_instant for s in slices if s.base_instant < ectr), None)
-            doomed = [s for s in slices if not protected(s) and s.base_instant not in (latest, keep_before)
-                      and not needed_for_compaction(s) and s.base_instant < ectr]
+            # Newest first: the slices before ECTR are a suffix; its first is the newest before
+            # ECTR (what a reader as of ECTR reads), and the latest slice is never in the rest.
+            older = [s for s in slices if s.base_instant < ectr]
+            doomed = unprotected(not_for_compaction(file_id, older[1:]))
         else:
-            remaining = [s for s in slices if not needed_for_compaction(s)]
-            keep = ctx.file_versions_retained - (1 if file_id in task.compactions else 0)
-            doomed = [s for s in remaining[max(keep, 0):] if not protected(s)]
+            remaining = not_for_compaction(file_id, slices)
+            keep = ctx.file_versions_retained - (1 if file_id in compactions else 0)
+            doomed = unprotected(remaining[max(keep, 0):])
         if doomed:
-            from_live[file_id] = [p for s in doomed for p in s.paths]
+            from_live[file_id] = [p for s in doomed for p in s.file_names]
     deletes = [p for part in (from_replaced, from_live)
                for file_id in _in_view_order(partition, groups, part) for p in part[file_id]]
     # No live file group and no pending (uncommitted, non-replaced) files: the partition can go;
@@ -159,7 +197,7 @@ def plan_partition(ctx: PlanContext, task: PartitionTask) -> PartitionDecision:
     # (noSubsequentReplaceCommit asks the view, which holds only groups with files).
     delete_partition = not live
     if by_commits and delete_partition:
-        delete_partition = all(task.replaced[fid] < ectr for fid in groups)
+        delete_partition = all(replaced[fid] < ectr for fid in groups)
     return PartitionDecision(partition, delete_partition, deletes)
 
 
@@ -184,11 +222,14 @@ class CleanPlanner:
     """Hudi's CleanPlanner over one snapshot of the active timeline."""
 
     def __init__(self, table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
-                 now: datetime | None = None):
+                 now: datetime | None = None, with_sizes: bool = False):
         self.table = table
         self.config = config
         self.engine = engine or LocalEngine()
         self.now = now
+        self.with_sizes = with_sizes
+        # partition -> sizes of the files the last plan lists there, in its order (`with_sizes`).
+        self.file_sizes: dict[str, list[int]] = {}
         self.timeline = table.active_timeline
         self.view = FileSystemView(table, self.engine, parallelism=config.parallelism)
         self.commit_timeline = self.timeline.completed_commits_timeline(table.is_mor)  # TABLE-COMMITS
@@ -211,8 +252,13 @@ class CleanPlanner:
         return java_hashmap_order(self.timeline.savepoint_timeline().timestamps)
 
     def partitions_to_clean(self, ectr: Instant | None) -> list[str]:
+        scope = self._scope(ectr)
+        return self.all_partitions() if scope is None else scope
+
+    def _scope(self, ectr: Instant | None) -> list[str] | None:
+        """The partitions to scan, or None for every partition (found by listing the table)."""
         if self.config.policy == CleaningPolicy.KEEP_LATEST_FILE_VERSIONS:
-            return self.all_partitions()
+            return None
         if ectr is None:
             return []
         if self.config.incremental:
@@ -226,7 +272,7 @@ class CleanPlanner:
                     commits = self.timeline.commits_timeline()
                     if previous and not commits.is_before_timeline_starts(previous):
                         return self.incremental_partitions(clean, previous, ectr)
-        return self.all_partitions()
+        return None
 
     def all_partitions(self) -> list[str]:
         listings = list_partitions(self.table.storage, self.engine, self.config.parallelism)
@@ -271,9 +317,12 @@ class CleanPlanner:
             view_timestamps=frozenset(view.timestamps),
             view_first=view.first().timestamp if view else None,
             view_last=view.last().timestamp if view else None,
+            with_sizes=self.with_sizes,
         )
 
-    def _tasks(self, partitions: list[str]) -> list[PartitionTask]:
+    def _tasks_by_partition(self) -> dict[str, PartitionTask]:
+        """The tasks of the partitions that the timeline-derived sets touch; any other partition's
+        task is empty."""
         replaced: dict[str, dict[str, str]] = {}
         for (partition, file_id), when in self.view.replaced_file_groups.items():
             replaced.setdefault(partition, {})[file_id] = when
@@ -290,26 +339,41 @@ class CleanPlanner:
                 names.update(partition_meta.get("savepointDataFile") or [])
         # Hudi matches names against the union over all partitions; names carry the file id, so
         # the partition's own list decides the same and keeps each task small.
-        return [PartitionTask(p, replaced.get(p, {}), compactions.get(p, {}),
-                              frozenset(savepointed.get(p, ()))) for p in partitions]
+        return {p: PartitionTask(p, replaced.get(p, {}), compactions.get(p, {}),
+                                 frozenset(savepointed.get(p, ())))
+                for p in dict.fromkeys([*replaced, *compactions, *savepointed])}
 
-    def decide(self, partitions: list[str], ectr: Instant | None) -> list[PartitionDecision]:
-        """One engine task per partition (parallelism min(#partitions, cleaner.parallelism))."""
+    def decide(self, partitions: list[str] | None, ectr: Instant | None) -> list[PartitionDecision]:
+        """One engine task per partition (parallelism min(#partitions, cleaner.parallelism)), each
+        listing its partition once. `partitions` None: every partition, decided in the task of the
+        table-wide discovery that lists it."""
+        ctx = self._context(ectr)
+        if partitions is None:
+            tasks = self._tasks_by_partition()
+
+            def visit(partition: str, names: list[str], listing: DirectoryListing) -> PartitionDecision:
+                task = tasks.get(partition) or PartitionTask(partition, {}, {}, frozenset())
+                return plan_partition(ctx, task, names, listing)
+
+            found = discover_partitions(self.table.storage, self.engine, self.config.parallelism, visit)
+            return [decision for _, decision in found]
         if not partitions:
             return []
-        ctx = self._context(ectr)
-        tasks = self._tasks(partitions)
-        return self.engine.map(lambda task: plan_partition(ctx, task), tasks,
-                               min(len(tasks), self.config.parallelism))
+        by_partition = self._tasks_by_partition()
+        tasks = [by_partition.get(p) or PartitionTask(p, {}, {}, frozenset()) for p in partitions]
+        parallelism = store_parallelism(self.engine, self.table.storage.is_local,
+                                        min(len(tasks), self.config.parallelism))
+        return self.engine.map(lambda task: list_and_plan_partition(ctx, task), tasks, parallelism)
 
     def plan(self) -> CleanerPlan:
         """The plan Hudi 0.15 would request (CleanPlanActionExecutor.requestClean)."""
         ectr = self.earliest_commit_to_retain()
-        partitions = self.partitions_to_clean(ectr)
-        log.info("clean policy %s, earliest commit to retain %s, %d partitions to scan",
-                 self.config.policy, ectr.timestamp if ectr else None, len(partitions))
-        decisions = self.decide(partitions, ectr)
+        scope = self._scope(ectr)
+        log.info("clean policy %s, earliest commit to retain %s, %s partitions to scan",
+                 self.config.policy, ectr.timestamp if ectr else None, "all" if scope is None else len(scope))
+        decisions = self.decide(scope, ectr)
         files, partitions_to_delete = self._collect(decisions)
+        self.file_sizes = {d.partition: d.file_sizes for d in decisions if d.file_sizes is not None}
         savepoints = self.savepointed_timestamps()
         return CleanerPlan(
             earliest_instant_to_retain=ectr,
@@ -339,5 +403,9 @@ class CleanPlanner:
             partitions_to_delete.extend(p for p in order if batch[p].delete_partition)
             files.put_all(java_hashmap_order(p for p in order if batch[p].files))
             by_partition.update(batch)
-        return ({p: [CleanFileInfo(storage.uri(f)) for f in by_partition[p].files] for p in files.order()},
-                partitions_to_delete)
+        plan_files = {}
+        for partition in files.order():
+            prefix = f"{storage.uri(partition)}/"  # checked once; names from a listing hold no '/'
+            paths = [prefix + name for name in by_partition[partition].files]
+            plan_files[partition] = list(map(CleanFileInfo._make, zip(paths, repeat(False))))
+        return plan_files, partitions_to_delete

@@ -94,17 +94,29 @@ class _Partition:
 
     def __init__(self, view: FileSystemView, partition: str):
         storage = view.table.storage
-        self.names, subdirs = storage.list_names(partition)
-        self.exists = bool(self.names or subdirs) or storage.exists(partition) if partition else True
-        self.is_partition = any(n.startswith(PARTITION_METAFILE) for n in self.names)
-        self.groups = build_file_groups(partition, self.names, view.table.config.base_file_extension)
-        self.committed = {fid: [s for s in g.sorted_slices() if view.is_committed(s.base_instant)]
+        names, subdirs = storage.list_names(partition)
+        self.names = frozenset(names)
+        self.has_checksums = any(name.endswith(".crc") for name in names)
+        self.exists = bool(names or subdirs) or storage.exists(partition) if partition else True
+        self.is_partition = any(n.startswith(PARTITION_METAFILE) for n in names)
+        self.groups = build_file_groups(partition, names, view.table.config.base_file_extension)
+        visible = {i: view.is_committed(i) for g in self.groups.values() for i in g.slices}
+        # file id -> its committed base instants, newest first
+        self.committed = {fid: [i for i in sorted(g.slices, reverse=True) if visible[i]]
                           for fid, g in self.groups.items()}
         self.slice_of: dict[str, tuple[str, str]] = {}  # file name -> (file id, base instant)
         for fid, group in self.groups.items():
             for instant, file_slice in group.slices.items():
                 for name in file_slice.file_names:
                     self.slice_of[name] = (fid, instant)
+        self._newest_before: dict[tuple[str, str], str | None] = {}
+
+    def newest_before(self, file_id: str, ectr: str) -> str | None:
+        """The newest committed base instant of a group before `ectr`, found once per group."""
+        key = (file_id, ectr)
+        if key not in self._newest_before:
+            self._newest_before[key] = next((i for i in self.committed.get(file_id, ()) if i < ectr), None)
+        return self._newest_before[key]
 
 
 class PlanValidator:
@@ -192,10 +204,11 @@ class PlanValidator:
                     problems.append((info.file_path, why))
                     continue
                 rels.append(rel)
-                companion = f"{partition}/.{rel.rpartition('/')[2]}.crc" if partition else \
-                    f".{rel}.crc"
-                if companion.rpartition("/")[2] in listed.names:
-                    validated.companions.append(companion)
+                if listed.has_checksums:
+                    companion = f"{partition}/.{rel.rpartition('/')[2]}.crc" if partition else \
+                        f".{rel}.crc"
+                    if companion.rpartition("/")[2] in listed.names:
+                        validated.companions.append(companion)
         if self.table.config.is_partitioned:  # Hudi ignores partitionsToBeDeleted otherwise
             for partition in plan.partitions_to_delete:
                 why = self._partition_delete_problem(partition, replaced)
@@ -249,11 +262,11 @@ class PlanValidator:
                 return "is not a data file of the table"
             return None  # already gone: a resumed clean
         file_id, instant = where
-        slices = listed.committed.get(file_id) or []
-        if not any(s.base_instant == instant for s in slices):
+        committed = listed.committed.get(file_id) or []
+        if instant not in committed:
             return "belongs to a write that is not committed (in flight or failed)"
         replaced_at = replaced.get((partition, file_id))
-        if replaced_at is None and slices[0].base_instant == instant:
+        if replaced_at is None and committed[0] == instant:
             return "is part of the latest file slice of its file group"
         if by_commits:
             if replaced_at is not None:
@@ -263,8 +276,7 @@ class PlanValidator:
                 return None
             if not instant < ectr:
                 return f"belongs to a slice at or after the earliest commit to retain {ectr}"
-            newest_before = next((s.base_instant for s in slices if s.base_instant < ectr), None)
-            if instant == newest_before:
+            if instant == listed.newest_before(file_id, ectr):
                 return f"is part of the newest slice before the earliest commit to retain {ectr} " \
                        "(what a reader as of it reads)"
         return None

@@ -131,9 +131,10 @@ def failed_deletes_to_retry(table: HoodieTable) -> dict[str, list[str]]:
 
 
 def plan_clean(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
-               now: datetime | None = None) -> tuple[CleanerPlan, CleanPlanner]:
-    """The plan Hudi 0.15 would request now, plus the files earlier cleans failed to delete."""
-    planner = CleanPlanner(table, config, engine, now)
+               now: datetime | None = None, with_sizes: bool = False) -> tuple[CleanerPlan, CleanPlanner]:
+    """The plan Hudi 0.15 would request now, plus the files earlier cleans failed to delete
+    (`with_sizes`: the planner also keeps the sizes of the files it plans, for a dry run)."""
+    planner = CleanPlanner(table, config, engine, now, with_sizes)
     plan = planner.plan()
     by_versions = config.policy == CleaningPolicy.KEEP_LATEST_FILE_VERSIONS
     if plan.earliest_instant_to_retain is not None or by_versions:

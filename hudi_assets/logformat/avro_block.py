@@ -1,7 +1,8 @@
 """AVRO_DATA block content, as Hudi's `HoodieAvroDataBlock` writes it.
 
 Content = int32 block version, int32 record count N, then N x (int32 length, plain Avro binary of one
-record written with the block's SCHEMA header). Decoding is the hot path of the archived timeline,
+record written with the block's SCHEMA header). Records are encoded by an encoder compiled once per
+schema (`avro.binary`), fastavro where it must decide. Decoding is the hot path of the archived timeline,
 where every block repeats the same large schema: parsed schemas are cached by their text and a whole
 block is decoded in one fastavro call by re-framing its records as one Avro array.
 """
@@ -11,13 +12,14 @@ from __future__ import annotations
 import io
 import json
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
 from fastavro import parse_schema, schemaless_reader, schemaless_writer
 from fastavro.types import Schema
 
+from hudi_assets.avro.binary import Mismatch, compile_encoder
 from hudi_assets.avro.container import encode_long
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.logformat.block import BlockType, HeaderKey, LogBlock
@@ -41,12 +43,15 @@ def encode_avro_data_block(
     full_header = dict(header or {})
     if full_header.setdefault(HeaderKey.SCHEMA, schema_text) != schema_text:
         raise ValueError("the header's SCHEMA differs from the schema the records are written with")
-    schema = _record_schema(schema_text)
+    encode = _record_encoder(schema_text)
     parts = []
     for record in records:
-        buffer = io.BytesIO()
-        schemaless_writer(buffer, schema, record)
-        data = buffer.getvalue()
+        try:
+            data = encode(record)
+        except Mismatch:  # a value the compiled encoder leaves to fastavro
+            buffer = io.BytesIO()
+            schemaless_writer(buffer, _record_schema(schema_text), record)
+            data = buffer.getvalue()
         parts += (_INT32.pack(len(data)), data)
     content = b"".join((struct.pack(">ii", AVRO_BLOCK_VERSION, len(parts) // 2), *parts))
     return LogBlock(BlockType.AVRO_DATA, full_header, content)
@@ -115,6 +120,11 @@ def _decode_frames_one_by_one(
                 path, f"{where}: record {index} of {len(frames)} cannot be decoded: {exc!r}"
             ) from exc
     return records
+
+
+@lru_cache(maxsize=32)
+def _record_encoder(text: str) -> Callable[[Any], bytes]:
+    return compile_encoder(json.loads(text))
 
 
 @lru_cache(maxsize=32)

@@ -1,0 +1,268 @@
+"""Clean benchmarks on a generated 1,000-partition, 1,000,000-file COW table (100 file groups x 10
+slices per partition; commits.retained=2 leaves 700,000 files to delete), each against its floor
+measured in the same run, medians of interleaved runs, with the machine's load:
+
+    plan         `hudi-assets clean --dry-run --engine local` (whole process) vs an `os.scandir` +
+                 `stat` walk of the same tree; checks the plan digest of `--dry-run --json` against
+                 the library's plan (and `--expect DIGEST`, recorded from main's code)
+    memory       peak RSS of that dry-run process (ru_maxrss of the child), at two table sizes
+    incremental  plan after one more commit touching 10 partitions (incremental mode) vs the full
+                 plan of the same table, in-process
+    delete       `hudi-assets clean --engine local` executing a requested plan (validation included)
+                 on a hard-linked copy vs `xargs rm` of the same list plus one listing of the planned
+                 partitions; on --delete-partitions (default 200: 140,000 deletes) to stay repeatable
+    digest       the plan digest computed by the library only (runs on any version of the code)
+
+    .venv/bin/python bench/clean_plan_bench.py plan [--runs 3] [--partitions 1000]
+
+Tables are written once by the demo generator's fast mode under bench/out/ and reused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchlib import build_table, cpu_timed, load, plan_digest, report, scandir_walk, timed
+
+ROOT = Path(__file__).resolve().parent
+CLI = [sys.executable, "-m", "hudi_assets.cli"]
+RETAINED = ["--hoodie-conf", "hoodie.cleaner.commits.retained=2"]
+
+
+def table_path(partitions: int) -> Path:
+    path = ROOT / "out" / f"clean_table_{partitions}"
+    build_table(path, partitions, groups=100, commits=10)
+    return path
+
+
+def _config(*overrides: str):
+    from hudi_assets.clean.config import CleanConfig
+    from hudi_assets.config import WriteConfig
+    from hudi_assets.table import HoodieTable
+
+    def make(table: HoodieTable) -> CleanConfig:
+        conf = ["hoodie.cleaner.commits.retained=2", *overrides]
+        return CleanConfig.from_write_config(WriteConfig.load(table.config.props, None, conf))
+    return make
+
+
+def library_digest(path: Path) -> str:
+    """The digest of the plan as the library returns it (no CLI involved)."""
+    from hudi_assets.clean.workflow import plan_clean
+    from hudi_assets.engine import LocalEngine
+    from hudi_assets.table import HoodieTable
+
+    table = HoodieTable(str(path))
+    plan, _ = plan_clean(table, _config()(table), LocalEngine())
+    ectr = plan.earliest_instant_to_retain
+    return plan_digest({
+        "policy": plan.policy, "ectr": ectr.timestamp if ectr else None,
+        "last_completed_commit": plan.last_completed_commit_timestamp,
+        "partitions": [{"partition": p, "files": [{"path": f.file_path} for f in files]}
+                       for p, files in plan.file_paths_to_delete.items()],
+        "partitions_to_delete": plan.partitions_to_delete,
+    })
+
+
+def dry_run(path: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, "clean", str(path), "--dry-run", "--engine", "local", *RETAINED, *extra],
+                          check=True, capture_output=True, text=True)
+
+
+def cmd_plan(args: argparse.Namespace) -> None:
+    path = table_path(args.partitions)
+    scandir_walk(str(path), stat=True)  # warm the page cache before anything is measured
+    ours, floors, ours_cpu, floors_cpu = [], [], [], []
+    output = None
+    for run in range(args.runs):
+        floor, floor_cpu, files = cpu_timed(lambda: scandir_walk(str(path), stat=True))
+        took, took_cpu, output = cpu_timed(lambda: dry_run(path, "--json"))
+        floors.append(floor)
+        ours.append(took)
+        floors_cpu.append(floor_cpu)
+        ours_cpu.append(took_cpu)
+        print(f"run {run + 1}: {files} files | scandir+stat {floor:.2f} s ({floor_cpu:.2f} s CPU), "
+              f"dry run {took:.2f} s ({took_cpu:.2f} s CPU)", flush=True)
+    report("plan (dry run vs scandir+stat walk)", ours, floors, 1.5)
+    report("plan (dry run vs scandir+stat walk)", ours_cpu, floors_cpu, 1.5, "CPU")
+    plan = json.loads(output.stdout)
+    digest = plan_digest(plan)
+    print(f"plan: {plan['totals']['files']} files in {len(plan['partitions'])} partitions, "
+          f"digest {digest}")
+    library = library_digest(path)
+    assert digest == library, f"--json digest {digest} differs from the library's {library}"
+    if args.expect:
+        assert digest == args.expect, f"digest {digest} differs from the expected {args.expect}"
+        print("digest matches the expected one")
+
+
+def peak_rss_mb(path: Path) -> float:
+    """Peak RSS of one dry-run child; run in a fresh process so that RUSAGE_CHILDREN is its alone."""
+    code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
+            "stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code, *CLI, "clean", str(path), "--dry-run", "--engine",
+                          "local", *RETAINED], check=True, capture_output=True, text=True)
+    return int(out.stdout.split()[-1]) / 1024
+
+
+def cmd_memory(args: argparse.Namespace) -> None:
+    sizes = sorted({args.partitions // 4, args.partitions})
+    peaks = {n: peak_rss_mb(table_path(n)) for n in sizes}
+    for n, peak in peaks.items():
+        print(f"dry run of {n} partitions ({n * 1000:,} files): peak RSS {peak:.0f} MB")
+    small, big = sizes[0], sizes[-1]
+    growth = (peaks[big] - peaks[small]) / ((big - small) * 1000) * 100_000 if big > small else 0.0
+    print(f"growth: {growth:.1f} MB per 100,000 files (linear: the same at any size); target <= 400 MB at "
+          f"1M files; {load()}")
+
+
+# ------------------------------------------------------------------------------ incremental
+def _add_commit(path: Path, instant: str, partitions: list[str]) -> None:
+    """One more completed commit writing a new slice of every file group of `partitions`."""
+    from hudi_assets.timeline.commit_metadata import WriteStat
+
+    stats: dict[str, list[dict]] = {}
+    for partition in partitions:
+        folder = path / partition
+        file_ids = sorted({n.partition("_")[0] for n in os.listdir(folder) if n.endswith(".parquet")})
+        stats[partition] = []
+        for file_id in file_ids:
+            name = f"{file_id}_0-1-0_{instant}.parquet"
+            (folder / name).write_bytes(b"")
+            stat = WriteStat.new(fileId=file_id, path=f"{partition}/{name}", partitionPath=partition)
+            stats[partition].append(stat.fields)
+    body = json.dumps({"partitionToWriteStats": stats, "compacted": False, "extraMetadata": {},
+                       "operationType": "UPSERT"}).encode()
+    hoodie = path / ".hoodie"
+    (hoodie / f"{instant}.commit.requested").write_bytes(b"")
+    (hoodie / f"{instant}.inflight").write_bytes(b"")
+    (hoodie / f"{instant}.commit").write_bytes(body)
+
+
+def _add_completed_clean(path: Path, instant: str, ectr: str) -> None:
+    """A completed clean whose metadata records `ectr` (all incremental planning reads of it)."""
+    from hudi_assets.clean.plan import CleanerPlan, clean_metadata_record, serialize_clean_metadata
+    from hudi_assets.timeline.instant import COMMIT, Instant
+
+    plan = CleanerPlan(Instant(ectr, COMMIT), ectr, "KEEP_LATEST_COMMITS")
+    hoodie = path / ".hoodie"
+    (hoodie / f"{instant}.clean.requested").write_bytes(plan.serialize())
+    (hoodie / f"{instant}.clean.inflight").write_bytes(plan.serialize())
+    (hoodie / f"{instant}.clean").write_bytes(serialize_clean_metadata(
+        clean_metadata_record(instant, 1, plan, [])))
+
+
+def incremental_table(partitions: int) -> Path:
+    """The plan table plus: commits C11 and C12 touching 10 partitions, a clean after C12 (ECTR C11),
+    then C13 touching the same 10: the next incremental plan scans the partitions of [C11, C12)."""
+    path = ROOT / "out" / f"incremental_table_{partitions}"
+    if not (path / ".hoodie" / "hoodie.properties").exists():
+        source = table_path(partitions)
+        print(f"copying {source} (hard links) ...", flush=True)
+        shutil.rmtree(path, ignore_errors=True)
+        subprocess.run(["cp", "-al", str(source), str(path)], check=True)
+        shutil.rmtree(path / ".hoodie")
+        shutil.copytree(source / ".hoodie", path / ".hoodie")
+        touched = sorted(p.parent.relative_to(path).as_posix()
+                         for p in path.glob("*/*/*/.hoodie_partition_metadata"))[:10]
+        _add_commit(path, "20240102000000000", touched)
+        _add_commit(path, "20240102000100000", touched)
+        _add_completed_clean(path, "20240102000150000", "20240102000000000")
+        _add_commit(path, "20240102000200000", touched)
+    return path
+
+
+def cmd_incremental(args: argparse.Namespace) -> None:
+    from hudi_assets.clean.workflow import plan_clean
+    from hudi_assets.engine import LocalEngine
+    from hudi_assets.table import HoodieTable
+
+    path = incremental_table(args.partitions)
+
+    def plan(*overrides: str) -> int:
+        table = HoodieTable(str(path))
+        found, _ = plan_clean(table, _config(*overrides)(table), LocalEngine())
+        return len(found.file_paths_to_delete)
+
+    scandir_walk(str(path), stat=False)
+    incremental, full = [], []
+    for run in range(args.runs):
+        took_inc, parts_inc = timed(plan)
+        took_full, parts_full = timed(lambda: plan("hoodie.cleaner.incremental.mode=false"))
+        incremental.append(took_inc)
+        full.append(took_full)
+        print(f"run {run + 1}: incremental {took_inc:.3f} s ({parts_inc} partitions with files), "
+              f"full {took_full:.2f} s ({parts_full})", flush=True)
+    report("incremental plan vs full plan", incremental, full, 0.05)
+
+
+# ----------------------------------------------------------------------------------- delete
+def _copy(source: Path, target: Path) -> None:
+    shutil.rmtree(target, ignore_errors=True)
+    subprocess.run(["cp", "-al", str(source), str(target)], check=True)
+    shutil.rmtree(target / ".hoodie")
+    shutil.copytree(source / ".hoodie", target / ".hoodie")
+
+
+def cmd_delete(args: argparse.Namespace) -> None:
+    from hudi_assets.clean.workflow import schedule_clean
+    from hudi_assets.engine import LocalEngine
+    from hudi_assets.table import HoodieTable
+
+    source = table_path(args.delete_partitions)
+    ours_times, floors = [], []
+    work = ROOT / "out" / "delete_work"
+    for run in range(args.runs):
+        _copy(source, work)
+        table = HoodieTable(str(work))
+        plan, instant = schedule_clean(table, _config()(table), LocalEngine())
+        rels = [table.storage.relativize(f.file_path) for files in plan.file_paths_to_delete.values()
+                for f in files]
+        took, _ = timed(lambda: subprocess.run([*CLI, "clean", str(work), "--engine", "local", *RETAINED],
+                                               check=True, capture_output=True))
+        assert not any((work / rel).exists() for rel in rels[:1000]), "planned files still exist"
+        ours_times.append(took)
+        _copy(source, work)
+        partitions = list(plan.file_paths_to_delete)
+        listing, _ = timed(lambda: [os.listdir(work / p) for p in partitions])  # noqa: B023
+        data = "".join(f"{work}/{rel}\0" for rel in rels).encode()
+        removing, _ = timed(lambda: subprocess.run(["xargs", "-0", "rm", "-f"], input=data,  # noqa: B023
+                                                   check=True))
+        floors.append(listing + removing)
+        print(f"run {run + 1}: {len(rels)} files of plan {instant} | clean {took:.2f} s, "
+              f"listing {listing:.2f} s + xargs rm {removing:.2f} s", flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+    report(f"delete {len(rels)} files (clean vs rm + listing)", ours_times, floors, 1.3)
+
+
+def cmd_digest(args: argparse.Namespace) -> None:
+    print(library_digest(table_path(args.partitions)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=("plan", "memory", "incremental", "delete", "digest", "all"))
+    parser.add_argument("--partitions", type=int, default=1000)
+    parser.add_argument("--delete-partitions", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--expect", help="the plan digest recorded from main's code")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    print(load(), flush=True)
+    commands = {"plan": cmd_plan, "memory": cmd_memory, "incremental": cmd_incremental,
+                "delete": cmd_delete, "digest": cmd_digest}
+    for name in (commands if args.command == "all" else [args.command]):
+        if name != "digest" or args.command == "digest":
+            commands[name](args)
+    print(f"done in {time.perf_counter() - started:.0f} s; {load()}")
+
+
+if __name__ == "__main__":
+    main()
