@@ -4,19 +4,20 @@ back, the record count of its blocks and the instants of its first and last bloc
 from __future__ import annotations
 
 import pytest
-from archive.timeline_builder import TimelineBuilder, ts
+from builders import TableBuilder, ts
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.avro import java_schema_json
+from hudi_assets.clean.config import CleanConfig
 from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.logformat.archived import encode_archive_file
 
-SMALL = ArchiveConfig(min_commits=5, max_commits=8)
+SMALL = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig())
 SCHEMA = java_schema_json("HoodieArchivedMetaEntry")
 
 
 def _written(tmp_path):
-    b = TimelineBuilder(tmp_path)
+    b = TableBuilder(tmp_path)
     for i in range(30):
         b.commit(ts(i))
     table = b.table()
