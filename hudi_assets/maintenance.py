@@ -110,10 +110,8 @@ class TableMaintenance:
         """Dry run: what would be archived and why each fence stands where it does. Otherwise
         archive (and merge small archive files when enabled)."""
         from hudi_assets.archive.archiver import HoodieTimelineArchiver
-        from hudi_assets.archive.config import ArchiveConfig
 
-        config = ArchiveConfig.from_write_config(self.table.write_config)
-        archiver = HoodieTimelineArchiver(self.table, config)
+        archiver = HoodieTimelineArchiver.for_table(self.table)
         return archiver.select() if dry_run else archiver.archive_if_required()
 
     def status(self) -> MaintenanceStatus:

@@ -85,6 +85,12 @@ class HoodieTimelineArchiver:
         self.storage = table.storage
         self.archived = ArchivedTimeline.load(table)
 
+    @classmethod
+    def for_table(cls, table: HoodieTable, hooks: ArchiveHooks | None = None) -> HoodieTimelineArchiver:
+        """The archiver with the table's own merged settings (`table.write_config`): how every face
+        gets one, so none assembles the settings itself."""
+        return cls(table, ArchiveConfig.from_write_config(table.write_config), hooks)
+
     @property
     def should_merge(self) -> bool:
         return self.config.merge_enable and not can_append(self.storage)

@@ -6,7 +6,6 @@ import argparse
 import logging
 
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
-from hudi_assets.archive.config import ArchiveConfig
 from hudi_assets.archive.selection import ArchiveSelection
 from hudi_assets.config_options import ARCHIVE_OPTIONS, settings_epilog
 
@@ -46,8 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from hudi_assets.cli import open_table
 
     table = open_table(args)
-    config = ArchiveConfig.from_write_config(table.write_config)
-    archiver = HoodieTimelineArchiver(table, config)
+    archiver = HoodieTimelineArchiver.for_table(table)
     if args.dry_run:
         _describe(archiver.select())
         return 0

@@ -10,7 +10,6 @@ import dagster as dg
 import pandas as pd
 
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
-from hudi_assets.archive.config import ArchiveConfig
 from hudi_assets.orchestration.checks import check_result, retention_guard
 from hudi_assets.orchestration.display import bytes_metadata, table_value
 from hudi_assets.orchestration.invariants import ARCHIVE_SCHEMA, violations
@@ -19,7 +18,7 @@ from hudi_assets.orchestration.resources import HudiTableRegistry
 
 def _archiver(hudi: HudiTableRegistry, key: str) -> HoodieTimelineArchiver:
     table = hudi.open(key)
-    return HoodieTimelineArchiver(table, ArchiveConfig.from_write_config(hudi.write_config(key, table)))
+    return HoodieTimelineArchiver.for_table(table)
 
 
 def _state(instant) -> str:
