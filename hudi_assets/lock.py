@@ -40,7 +40,6 @@ log = logging.getLogger(__name__)
 LOCK_FILE = f"{METAFOLDER}/.aux/hudi-assets.lock"
 DEFAULT_EXPIRY_SECONDS = 300.0
 DEFAULT_RENEW_INTERVAL_SECONDS = 60.0
-_HELD: dict[str, TableLock] = {}  # base URI -> the lock this process holds (see `TableLock.hold`)
 _ATTEMPTS = 3  # create/take-over rounds per try: the lock may vanish or change between two reads
 
 
@@ -157,23 +156,6 @@ class TableLock:
             yield lock
         finally:
             lock._release()
-
-    @classmethod
-    @contextmanager
-    def hold(cls, table: HoodieTable, operation: str) -> Iterator[TableLock]:
-        """`acquire`, unless this process already holds the table's lock (a clean that requests and
-        then executes, each step also callable alone): then the held lock is reused. One process
-        holds a table's lock for one run at a time; its steps run one after another."""
-        held = _HELD.get(table.storage.base_uri)
-        if held is not None:
-            yield held
-            return
-        with cls.acquire(table, operation) as lock:
-            _HELD[table.storage.base_uri] = lock
-            try:
-                yield lock
-            finally:
-                del _HELD[table.storage.base_uri]
 
     @property
     def uri(self) -> str:

@@ -111,16 +111,20 @@ def acquire(provider: LockProvider, retries: LockRetries,
 @contextmanager
 def table_lock(table: HoodieTable, operation: str) -> Iterator[HeldLock]:
     """Hold the table's lock for the with-block, released on every way out: the configured Hudi lock
-    provider, else `TableLock.hold`. Reentrant within a run: a step that runs inside another (a clean
-    that schedules, then executes) reuses the lock its caller holds."""
+    provider, else hudi-assets' own `TableLock`. Reentrant within a run, whichever lock it is: a step
+    that runs inside another (a clean that schedules, then executes) reuses the lock its caller holds."""
     held = _HELD.get(table.base_path)
     if held is not None:
         yield held
         return
     provider = lock_provider(table, operation)
     if provider is None:
-        with TableLock.hold(table, operation) as lock:
-            yield lock
+        with TableLock.acquire(table, operation) as lock:
+            _HELD[table.base_path] = lock
+            try:
+                yield lock
+            finally:
+                del _HELD[table.base_path]
         return
     try:
         acquire(provider, LockRetries.from_config(table.write_config))
