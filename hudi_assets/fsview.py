@@ -119,7 +119,7 @@ class FileGroup:
 
 @dataclass(slots=True)
 class PartitionListing:
-    """The data-file names of one partition (no sizes: see `FileSystemView.file_sizes`)."""
+    """The data-file names of one partition (sizes: `Storage.file_sizes`)."""
 
     partition: str
     files: list[str]
@@ -348,10 +348,6 @@ class FileSystemView:
             for group in self.all_file_groups(partition)
             if (partition, group.file_id) not in replaced
         ]
-
-    def file_sizes(self, partition: str) -> dict[str, int]:
-        """Sizes of a partition's files by name: one more listing, paid only where bytes are reported."""
-        return {s.name: s.size for s in self.table.storage.list(partition) if not s.is_dir}
 
     # ------------------------------------------------ timeline-derived sets
     @cached_property

@@ -40,19 +40,6 @@ def _print_violations(report) -> None:
         print(f"refused {violation.plan_file}: {violation.path}: {violation.problem}")
 
 
-def _planned_sizes(table, plan, planner) -> dict[str, list[int]]:
-    """Sizes of the planned files, per partition in plan order: the planner's, from its one listing
-    of each partition; the files appended after its own (earlier failed deletes) are looked up."""
-    sizes = {}
-    for partition, files in plan.file_paths_to_delete.items():
-        known = planner.file_sizes.get(partition, [])
-        if extra := files[len(known):]:
-            names = [f.file_path.rpartition("/")[2] for f in extra]
-            known = known + table.storage.file_sizes(partition, names)
-        sizes[partition] = known
-    return sizes
-
-
 def _print_plan(plan, sizes: dict[str, list[int]], pending: list[str], list_files: bool) -> None:
     ectr = plan.earliest_instant_to_retain
     print(f"policy: {plan.policy}")
@@ -100,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         discard_pending,
         pending_cleans,
         plan_clean,
+        planned_file_sizes,
         refuse_unsupported,
         validate_pending,
     )
@@ -121,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         _print_violations(report)
         report.raise_if_unsafe(table.base_path)
         plan, planner = plan_clean(table, config, engine, with_sizes=True)
-        sizes = _planned_sizes(table, plan, planner)
+        sizes = planned_file_sizes(table, plan, planner)
         instants = [p.instant.timestamp for p in pending]
         if args.json:
             _write_plan_json(plan, sizes, instants)

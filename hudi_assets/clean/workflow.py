@@ -149,6 +149,22 @@ def plan_clean(table: HoodieTable, config: CleanConfig, engine: Engine | None = 
     return plan, planner
 
 
+def planned_file_sizes(table: HoodieTable, plan: CleanerPlan,
+                       planner: CleanPlanner | None = None) -> dict[str, list[int]]:
+    """Sizes of a plan's files, per partition in plan order (0 for a file already gone): the planner's
+    own, from its one listing of each partition, when it planned with sizes; the rest (a pending
+    plan, files an earlier clean failed to delete) looked up without listing a partition again."""
+    known_sizes = planner.file_sizes if planner is not None else {}
+    sizes = {}
+    for partition, files in plan.file_paths_to_delete.items():
+        known = known_sizes.get(partition, [])
+        if extra := files[len(known):]:
+            names = (f.file_path.rpartition("/")[2] for f in extra)
+            known = known + table.storage.file_sizes(partition, names)
+        sizes[partition] = known
+    return sizes
+
+
 def _next_requested(table: HoodieTable, now: datetime | None) -> Instant:
     timeline = table.reload_timeline()
     instant_time = new_instant_time((i.timestamp for i in timeline.raw_instants),

@@ -15,12 +15,14 @@ import pandas as pd
 
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.clean.plan import CleanerPlan
+from hudi_assets.clean.planner import CleanPlanner
 from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.clean.validation import ValidationReport
 from hudi_assets.clean.workflow import (
     CleanResult,
     pending_cleans,
     plan_clean,
+    planned_file_sizes,
     refuse_unsupported,
     request_clean,
     roll_back_failed_writes,
@@ -41,18 +43,16 @@ VIOLATION_COLUMNS = ["plan_file", "path", "problem"]
 TOP_FILES = 20
 
 
-def _plan_frame(view: FileSystemView, plans: list[CleanerPlan]) -> pd.DataFrame:
-    """One row per planned file with its size (one listing per partition named by a plan)."""
+def _plan_frame(table: HoodieTable, plans: list[CleanerPlan], planner: CleanPlanner | None = None
+                ) -> pd.DataFrame:
+    """One row per planned file with its size (the core's `planned_file_sizes`)."""
     rows = []
-    sizes: dict[str, dict[str, int]] = {}
     for plan in plans:
+        sizes = planned_file_sizes(table, plan, planner)
         for partition, files in plan.file_paths_to_delete.items():
-            if partition not in sizes:
-                sizes[partition] = view.file_sizes(partition)
-            for info in files:
-                name = info.file_path.rpartition("/")[2]
-                rows.append({"partition": partition, "file": name, "path": info.file_path,
-                             "size_bytes": sizes[partition].get(name, 0)})
+            for info, size in zip(files, sizes[partition], strict=True):
+                rows.append({"partition": partition, "file": info.file_path.rpartition("/")[2],
+                             "path": info.file_path, "size_bytes": size})
     return pd.DataFrame(rows, columns=PLAN_COLUMNS).astype({"size_bytes": "int64"})
 
 
@@ -96,16 +96,17 @@ def clean_plan(context: dg.AssetExecutionContext, key: str):
         roll_back_failed_writes(table, config, hudi.engine_for(context.resources.spark))
     pending = pending_cleans(table)
     plans = [p for p in pending if p.plan is not None]
+    planner = None
     if plans:
         report = validate_pending(table, config, pending)
         plan, instant, source = plans[0].plan, plans[0].instant.timestamp, "pending"
     elif needs_cleaning(table, config):
-        plan, _ = plan_clean(table, config, hudi.engine_for(context.resources.spark))
+        plan, planner = plan_clean(table, config, hudi.engine_for(context.resources.spark), with_sizes=True)
         report = validate_new_plan(table, config, plan)
         instant, source = None, "planned"
     else:
         plan, instant, source, report = None, None, "not due", ValidationReport()
-    frame = _plan_frame(FileSystemView(table), [plan] if plan else [])
+    frame = _plan_frame(table, [plan] if plan else [], planner)
     yield plan_check(context, report)
     if report.safe and plan and source == "planned" and not hudi.dry_run:
         instant = request_clean(table, config, plan)
@@ -164,7 +165,7 @@ def clean_result(context: dg.AssetExecutionContext, key: str):
     config = CleanConfig.from_write_config(hudi.write_config(key, table))
     plans = [p.plan for p in pending_cleans(table) if p.plan is not None]
     view = FileSystemView(table)
-    planned = _plan_frame(view, plans)
+    planned = _plan_frame(table, plans)
     # Later plans may delete what an earlier plan kept: the last plan's ECTR is what must hold after all.
     ectr = plans[-1].ectr_timestamp if plans else None
     must_survive = _must_survive(table, view, ectr) if plans else []
