@@ -98,7 +98,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from hudi_assets.demo import write_demo_tables
 
-    for path in write_demo_tables(args.path):
+    for path in write_demo_tables(args.path, metadata_table=args.metadata_table):
         print(f"wrote demo table {path}")
     return 0
 
@@ -119,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="write demo COW and MOR tables (table version 6) under PATH")
     demo.add_argument("path", help="directory to create the demo tables in")
+    demo.add_argument("--metadata-table", action="store_true",
+                      help="give both tables a metadata table (files, column_stats, bloom_filters)")
     demo.set_defaults(func=cmd_demo)
 
     for module in COMMAND_MODULES:

@@ -36,9 +36,11 @@ def demo_table_specs() -> dict[str, dict]:
     }
 
 
-def write_demo_tables(root_dir: str, storage_options: Mapping[str, str] | None = None) -> list[str]:
+def write_demo_tables(root_dir: str, storage_options: Mapping[str, str] | None = None, *,
+                      metadata_table: bool = False) -> list[str]:
     """Write `<root>/demo_cow` (COPY_ON_WRITE, `2024/01/01` partitions) and `<root>/demo_mor`
     (MERGE_ON_READ, hive-style `dt=2024-01-01` partitions); returns their base paths.
+    `metadata_table`: both get a metadata table (`files`, `column_stats`, `bloom_filters`).
 
     Deterministic: the same files (names, commit metadata, records) every time. Refuses a target
     that already holds a table, leaving it untouched.
@@ -50,6 +52,7 @@ def write_demo_tables(root_dir: str, storage_options: Mapping[str, str] | None =
             raise HudiInputError(f"{storage.base_uri}: already holds a Hudi table; choose an empty folder")
     paths = []
     for folder, spec in demo_table_specs().items():
-        generate_table(targets[folder], **spec)
+        with_metadata = metadata_table or spec.get("metadata_table", False)
+        generate_table(targets[folder], **{**spec, "metadata_table": with_metadata})
         paths.append(targets[folder].base_uri)
     return paths

@@ -1,8 +1,8 @@
 """Write a realistic Hudi 0.14/0.15 (table version 6) table history through `Storage`.
 
-The history is what Hudi's Spark writer leaves behind with the metadata table disabled (so with
-direct file listing, timeline-server markers, eager rollback of failed writes), state file by state
-file and data file by data file:
+The history is what Hudi's Spark writer leaves behind (direct file listing unless a metadata table is
+asked for, timeline-server markers, eager rollback of failed writes), state file by state file and
+data file by data file:
 
 1. an INSERT creating file groups in every partition but the last (which a later upsert creates);
 2. UPSERTs rewriting some file groups (COW: a new base file version of the whole group; MOR: a new
@@ -42,9 +42,11 @@ from hudi_assets.demo.formats import (
     partition_metadata,
     timeline_server_markers,
 )
+from hudi_assets.demo.metadata import DemoMetadataWriter, records_stats
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
 from hudi_assets.java_collections import in_java_hashmap_order, java_hashmap_order
 from hudi_assets.logformat import LogFileName
+from hudi_assets.metadata.payloads import ColumnRange
 from hudi_assets.storage import Storage
 from hudi_assets.table_config import COPY_ON_WRITE, MERGE_ON_READ, write_table_config
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
@@ -217,6 +219,7 @@ class _Commit:
     jobs: list[Callable[[], _Write]] = field(default_factory=list)  # data files, in task order
     on_complete: list[Callable[[], None]] = field(default_factory=list)
     removed_keys: list[str] = field(default_factory=list)
+    log_ranges: dict[str, list[ColumnRange]] = field(default_factory=dict)  # log path -> column ranges
 
 
 class _Generator:
@@ -224,7 +227,7 @@ class _Generator:
                  partition_field: str, hive_style: bool, commits: int, start_time: datetime,
                  interval: timedelta, seed: int, fast: bool, files_per_partition: int,
                  records_per_file: int, update_fraction: float, bloom_entries: int, savepoint: bool,
-                 insert_overwrite: bool, pending_compaction: bool, failed_write: bool):
+                 insert_overwrite: bool, pending_compaction: bool, failed_write: bool, metadata_table: bool):
         if table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
             raise HudiInputError(f"table type must be {COPY_ON_WRITE} or {MERGE_ON_READ}, not {table_type!r}")
         if commits < 1 or files_per_partition < 1 or records_per_file < 1 or not partition_values:
@@ -233,6 +236,8 @@ class _Generator:
             raise HudiInputError("partition values must be distinct")
         if interval < timedelta(milliseconds=1):
             raise HudiInputError("the interval between instants must be at least one millisecond")
+        if metadata_table and fast:
+            raise HudiInputError("a metadata table indexes the data files' contents: fast mode writes none")
         self.storage = storage
         self.table_type = table_type
         self.is_mor = table_type == MERGE_ON_READ
@@ -278,6 +283,8 @@ class _Generator:
         self.compaction_ids: list[str] = []
         self.failed: str | None = None
         self.failed_files: list[str] = []
+        self.metadata = DemoMetadataWriter(storage, self.schema, seed) if metadata_table else None
+        self.metadata_initialized = False
 
     # ------------------------------------------------------------------------ naming
     def _path(self, value: str) -> str:
@@ -426,18 +433,23 @@ class _Generator:
 
         version = self._next_log_version(group)
         name = LogFileName(file_id, current.base_instant, "log", version, token).format()
+        rel = f"{partition}/{name}"
         data = b""
         if not self.fast:
             for counter, key in enumerate(k for k in group.keys if k in chosen):
                 rows[key] = self._row(commit, task, counter, partition, file_id, key, self.rows[key])
             data = avro_log_file(self.schema.writer_schema_with_meta, commit.ts, rows.values())
-        self._put_data(f"{partition}/{name}", data)
+        self._put_data(rel, data)
+        column_stats: dict[str, Any] = {"val": None}
+        if self.metadata is not None:
+            commit.log_ranges[rel] = self.metadata.log_file_ranges(rows.values())
+            column_stats = records_stats(rel, commit.log_ranges[rel])
         stat = _stat(
-            fileId=file_id, path=f"{partition}/{name}", prevCommit=current.base_instant,
+            fileId=file_id, path=rel, prevCommit=current.base_instant,
             numWrites=num_updates, numUpdateWrites=num_updates, totalWriteBytes=len(data),
             partitionPath=partition, fileSizeInBytes=len(data), runtimeStats=self._runtime(create=False),
             logVersion=version, logOffset=0, baseFile=current.base_file or "",
-            logFiles=[*current.logs_newest_first(), name], recordsStats={"val": None},
+            logFiles=[*current.logs_newest_first(), name], recordsStats=column_stats,
         )
 
         def apply_mor() -> None:
@@ -501,6 +513,7 @@ class _Generator:
             self._put_instant(requested, serialize_metadata("HoodieRequestedReplaceMetadata", empty))
         else:
             self._put_instant(requested)
+        self._metadata_table_services()
         plan(commit)  # decides the workload, drawing all structure randomness first
         self._put_instant(requested.with_state(State.INFLIGHT), self._workload(commit).to_json())
         for partition in commit.new_partitions:
@@ -514,8 +527,21 @@ class _Generator:
                 self._put(f".hoodie/.temp/{commit.ts}/{file_name}", data)
             self._record_failed(commit, requested.with_state(State.INFLIGHT))
             return
-        self._put_instant(requested.with_state(State.COMPLETED), self._completed_metadata(commit).to_json())
+        metadata = self._completed_metadata(commit)
+        if self.metadata is not None:  # the metadata table is written before the data commit completes
+            self.metadata.commit(commit.ts, metadata.partition_to_write_stats, commit.log_ranges)
+        self._put_instant(requested.with_state(State.COMPLETED), metadata.to_json())
         self._record_completed(commit, requested.with_state(State.COMPLETED))
+
+    def _metadata_table_services(self) -> None:
+        """What the write client does for the metadata table once a write is requested: create it on
+        the first write, then compact it when due."""
+        if self.metadata is None:
+            return
+        if not self.metadata_initialized:
+            self.metadata.initialize()
+            self.metadata_initialized = True
+        self.metadata.run_table_services()
 
     def _record_failed(self, commit: _Commit, last: Instant) -> None:
         """Bookkeeping of a write that stopped at `last`: its log files stay in their slices."""
@@ -774,6 +800,7 @@ def generate_table(
     pending_compaction: bool = True,
     failed_write: bool = True,
     bloom_entries: int = bloom.DEFAULT_NUM_ENTRIES,
+    metadata_table: bool = False,
 ) -> DemoTable:
     """Write a new table version 6 Hudi table with a realistic history into `storage` (see module doc).
 
@@ -783,7 +810,9 @@ def generate_table(
     pending compaction (MOR) and the failed write come on top. `update_fraction` of the live file
     groups is rewritten by each upsert. `bloom_entries` sizes the bloom filter in each base file
     footer (Hudi's `hoodie.index.bloom.num_entries`; the default 60000 makes ~430 KB footers).
-    Same arguments and seed give the same table, whatever `fast` is.
+    `metadata_table` keeps a metadata table with `files`, `column_stats` and `bloom_filters` as the
+    writer would (see `hudi_assets.demo.metadata`); not with `fast`.
+    Same arguments and seed give the same data table, whatever `fast` and `metadata_table` are.
     """
     values = (default_partition_values(partitions, start_time, hive_style) if isinstance(partitions, int)
               else list(partitions))
@@ -793,4 +822,5 @@ def generate_table(
         fast=fast, files_per_partition=files_per_partition, records_per_file=records_per_file,
         update_fraction=update_fraction, bloom_entries=bloom_entries, savepoint=savepoint,
         insert_overwrite=insert_overwrite, pending_compaction=pending_compaction, failed_write=failed_write,
+        metadata_table=metadata_table,
     ).run()

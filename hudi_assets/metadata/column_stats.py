@@ -20,6 +20,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_assets.exceptions import CorruptFileError
+from hudi_assets.metadata.payloads import ColumnRange, wrap
+
+Wrapped = tuple[str, dict[str, Any]]  # a min/max value in its wrapper record: (wrapper name, {"value": v})
 
 BLOOM_FILTER_FOOTER_KEY = "org.apache.hudi.bloomfilter"
 BLOOM_FILTER_TYPE_FOOTER_KEY = "hoodie_bloom_filter_type_code"
@@ -33,36 +36,22 @@ _AVRO_WRAPPERS = {"int": "IntWrapper", "long": "LongWrapper", "float": "FloatWra
                   "string": "StringWrapper"}
 
 
-@dataclass(frozen=True)
-class ColumnRange:
-    """`HoodieColumnRangeMetadata`: one column's statistics in one data file."""
-
-    file_name: str
-    column_name: str
-    wrapper: str
-    """The `HoodieMetadata.avsc` wrapper record of the min/max values (`StringWrapper`, ...)."""
-    min_value: Any
-    max_value: Any
-    null_count: int
-    value_count: int
-    total_size: int
-    total_uncompressed_size: int
-
-    def combine(self, other: ColumnRange) -> ColumnRange:
-        """`ParquetUtils.combineRanges`: the range over two row groups of the same file."""
-        return ColumnRange(
-            self.file_name, self.column_name, self.wrapper,
-            _pick(self.min_value, other.min_value, min), _pick(self.max_value, other.max_value, max),
-            self.null_count + other.null_count, self.value_count + other.value_count,
-            self.total_size + other.total_size, self.total_uncompressed_size + other.total_uncompressed_size)
+def _combine(one: ColumnRange, other: ColumnRange) -> ColumnRange:
+    """`ParquetUtils.combineRanges`: the range of a column over two row groups of the same file."""
+    return ColumnRange(
+        one.column, _pick(one.min_value, other.min_value, min), _pick(one.max_value, other.max_value, max),
+        one.null_count + other.null_count, one.value_count + other.value_count,
+        one.total_size + other.total_size, one.total_uncompressed_size + other.total_uncompressed_size)
 
 
-def _pick(one: Any, other: Any, choose) -> Any:
-    if one is None:
-        return other
-    if other is None:
-        return one
-    return choose(one, other)
+def _pick(one: Wrapped | None, other: Wrapped | None, choose) -> Wrapped | None:
+    if one is None or other is None:
+        return other if one is None else one
+    return choose(one, other, key=lambda wrapped: wrapped[1]["value"])
+
+
+def _wrapped(wrapper: str, value: Any) -> Wrapped | None:
+    return None if value is None else wrap(wrapper, value)
 
 
 def columns_to_index(configured: Sequence[str], schema_fields: Sequence[str]) -> list[str]:
@@ -71,8 +60,7 @@ def columns_to_index(configured: Sequence[str], schema_fields: Sequence[str]) ->
     return list(configured) if configured else list(schema_fields)
 
 
-def parquet_column_ranges(metadata: pq.FileMetaData, file_name: str,
-                          columns: Sequence[str]) -> list[ColumnRange]:
+def parquet_column_ranges(metadata: pq.FileMetaData, columns: Sequence[str]) -> list[ColumnRange]:
     """`readRangeFromParquetMetadata`: the ranges of `columns` in a parquet file, from its footer.
 
     Strings come back as `str` (parquet UTF8), other binaries as `bytes`; a column absent from the
@@ -94,11 +82,11 @@ def parquet_column_ranges(metadata: pq.FileMetaData, file_name: str,
             stats = chunk.statistics
             has_range = stats is not None and stats.has_min_max
             found = ColumnRange(
-                file_name, name, wrapper,
-                stats.min if has_range else None, stats.max if has_range else None,
+                name, _wrapped(wrapper, stats.min if has_range else None),
+                _wrapped(wrapper, stats.max if has_range else None),
                 stats.null_count if stats is not None and stats.has_null_count else 0,
                 chunk.num_values, chunk.total_compressed_size, chunk.total_uncompressed_size)
-            ranges[name] = ranges[name].combine(found) if name in ranges else found
+            ranges[name] = _combine(ranges[name], found) if name in ranges else found
     return [ranges[name] for name in columns if name in ranges]
 
 
@@ -119,7 +107,7 @@ def read_parquet_footer(data: bytes, path: str) -> pq.FileMetaData:
         raise CorruptFileError(path, f"not a readable parquet file: {exc}") from exc
 
 
-def record_column_ranges(records: Iterable[Mapping[str, Any]], file_name: str,
+def record_column_ranges(records: Iterable[Mapping[str, Any]],
                          columns: Mapping[str, str]) -> list[ColumnRange]:
     """`collectColumnRangeMetadata` (0.14/0.15): ranges over the records a log file's append wrote.
 
@@ -145,8 +133,9 @@ def record_column_ranges(records: Iterable[Mapping[str, Any]], file_name: str,
                 lows[column] = value
             if column not in highs or value > highs[column]:
                 highs[column] = value
-    return [ColumnRange(file_name, column, _AVRO_WRAPPERS[kind], lows.get(column), highs.get(column),
-                        nulls[column], values[column], 0, 0) for column, kind in columns.items()]
+    return [ColumnRange(column, _wrapped(_AVRO_WRAPPERS[kind], lows.get(column)),
+                        _wrapped(_AVRO_WRAPPERS[kind], highs.get(column)), nulls[column], values[column],
+                        0, 0) for column, kind in columns.items()]
 
 
 @dataclass(frozen=True)

@@ -231,9 +231,9 @@ def compact(metadata: MetadataTable, instant_time: str,
     schema = None
     for task, op in enumerate(operations):
         records, schema_text = merged_records(storage, op.slice, metadata.block_filter)
-        schema = schema_text or schema
-        if schema_text is None:
-            continue
+        if schema_text is None or (not records and op.slice.base_file is None):
+            continue  # nothing to keep and no base file to replace: Hudi writes no file either
+        schema = schema_text
         name = f"{op.slice.file_id}_{write_token(task)}_{instant_time}{HFILE_EXTENSION}"
         data = base_file_bytes(records, schema_text, name)
         _create(storage, f"{op.slice.partition}/{name}", data)

@@ -12,7 +12,6 @@ from hudi_assets.demo import bloom
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.metadata import MetadataTable
 from hudi_assets.metadata.column_stats import (
-    ColumnRange,
     columns_to_index,
     footer_bloom_filter,
     parquet_column_ranges,
@@ -20,6 +19,7 @@ from hudi_assets.metadata.column_stats import (
     record_column_ranges,
 )
 from hudi_assets.metadata.compaction import merged_records
+from hudi_assets.metadata.payloads import ColumnRange, wrap
 
 WITH_COLUMN_STATS = [name for name in table_zips(8) if name.endswith("v8_trips_8i3u1d")] + table_zips(9)
 
@@ -51,17 +51,18 @@ def test_base_file_ranges_match_the_records_hudi_wrote(name, tmp_path):
             if path is None or stats["isDeleted"]:
                 continue
             footer = read_parquet_footer(path.read_bytes(), str(path))
-            ranges = parquet_column_ranges(footer, path.name, [stats["columnName"]])
+            ranges = parquet_column_ranges(footer, [stats["columnName"]])
             if not ranges:  # dates, decimals, timestamps: not indexed yet
                 assert _logical_type(footer, stats["columnName"]) not in ("NONE", "STRING")
                 continue
             (found,) = ranges
             expected = (_unwrap(stats["minValue"]), _unwrap(stats["maxValue"]), stats["nullCount"],
                         stats["valueCount"], stats["totalSize"], stats["totalUncompressedSize"])
-            assert (found.min_value, found.max_value, found.null_count, found.value_count, found.total_size,
-                    found.total_uncompressed_size) == expected, (path.name, stats["columnName"])
+            found_values = (_unwrap(found.min_value), _unwrap(found.max_value), found.null_count,
+                            found.value_count, found.total_size, found.total_uncompressed_size)
+            assert found_values == expected, (path.name, stats["columnName"])
             if stats["minValue"] is not None:
-                assert found.wrapper == stats["minValue"][0].rsplit(".", 1)[-1]
+                assert found.min_value[0] == stats["minValue"][0]
             checked += 1
     assert checked > 0
 
@@ -81,10 +82,11 @@ def test_row_groups_combine_and_unindexed_columns_are_left_out(tmp_path):
                       "x": [1.0, 2.0, 3.0]})
     second = pa.table({"name": ["a", "d"], "n": pa.array([9, 1], pa.int64()), "x": [0.5, 9.0]})
     footer = read_parquet_footer(_parquet(tmp_path, [first, second]), "f.parquet")
-    name, n = parquet_column_ranges(footer, "f.parquet", ["name", "n"])
-    assert (name.wrapper, name.min_value, name.max_value, name.null_count, name.value_count) == (
-        "StringWrapper", "a", "d", 1, 5)
-    assert (n.wrapper, n.min_value, n.max_value, n.null_count, n.value_count) == ("LongWrapper", 1, 9, 1, 5)
+    name, n = parquet_column_ranges(footer, ["name", "n"])
+    assert (name.min_value, name.max_value, name.null_count, name.value_count) == (
+        wrap("StringWrapper", "a"), wrap("StringWrapper", "d"), 1, 5)
+    assert (n.min_value, n.max_value, n.null_count, n.value_count) == (
+        wrap("LongWrapper", 1), wrap("LongWrapper", 9), 1, 5)
     chunks = [footer.row_group(g).column(1) for g in range(2)]
     assert n.total_size == sum(c.total_compressed_size for c in chunks)
     assert n.total_uncompressed_size == sum(c.total_uncompressed_size for c in chunks)
@@ -92,12 +94,15 @@ def test_row_groups_combine_and_unindexed_columns_are_left_out(tmp_path):
 
 def test_log_records_ranges_count_nulls_apart_and_carry_no_sizes():
     rows = [{"id": "k2", "fare": 3.5, "ts": None}, {"id": "k1", "fare": None, "ts": 7}]
-    ranges = record_column_ranges(rows, ".f.log.1_0-1-1", {"id": "string", "fare": "double", "ts": "long"})
+    ranges = record_column_ranges(rows, {"id": "string", "fare": "double", "ts": "long", "n": "int"})
     assert ranges == [
-        ColumnRange(".f.log.1_0-1-1", "id", "StringWrapper", "k1", "k2", 0, 2, 0, 0),
-        ColumnRange(".f.log.1_0-1-1", "fare", "DoubleWrapper", 3.5, 3.5, 1, 1, 0, 0),
-        ColumnRange(".f.log.1_0-1-1", "ts", "LongWrapper", 7, 7, 1, 1, 0, 0),
+        ColumnRange("id", wrap("StringWrapper", "k1"), wrap("StringWrapper", "k2"), 0, 2, 0, 0),
+        ColumnRange("fare", wrap("DoubleWrapper", 3.5), wrap("DoubleWrapper", 3.5), 1, 1, 0, 0),
+        ColumnRange("ts", wrap("LongWrapper", 7), wrap("LongWrapper", 7), 1, 1, 0, 0),
+        ColumnRange("n", None, None, 2, 0, 0, 0),
     ]
+    with pytest.raises(ValueError, match="Avro types"):
+        record_column_ranges(rows, {"id": "record"})
 
 
 def test_columns_to_index_default_to_every_schema_field():
