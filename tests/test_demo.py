@@ -19,8 +19,8 @@ import pytest
 from hudi import HudiReadOptions, HudiTable
 
 from hudi_assets.avro import deserialize_any
+from hudi_assets.bloom import serialize
 from hudi_assets.demo import DemoTable, demo_table_specs, generate_table, write_demo_tables
-from hudi_assets.demo.bloom import serialize
 from hudi_assets.demo.formats import avro_log_file
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.java_collections import java_hashmap_order

@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hudi_assets.demo import bloom
+from hudi_assets import bloom
 from hudi_assets.logformat import HeaderKey, encode_avro_data_block, encode_block
 
 META_FIELDS = (

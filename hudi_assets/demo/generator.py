@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from hudi_assets import bloom
 from hudi_assets.avro import serialize_metadata
-from hudi_assets.demo import bloom
 from hudi_assets.demo.formats import (
     PRECOMBINE_FIELD,
     RECORD_KEY_FIELD,

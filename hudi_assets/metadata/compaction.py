@@ -20,8 +20,8 @@ from typing import Any
 
 import fastavro
 
+from hudi_assets import bloom
 from hudi_assets.avro import serialize_metadata
-from hudi_assets.demo import bloom
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
 from hudi_assets.hfile import HFileReader, write_hfile
 from hudi_assets.java_collections import in_java_hashmap_order

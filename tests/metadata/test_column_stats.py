@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 from refdata import params_or_skip, table_zips, unzip_table
 
-from hudi_assets.demo import bloom
+from hudi_assets import bloom
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.metadata import MetadataTable
 from hudi_assets.metadata.column_stats import (

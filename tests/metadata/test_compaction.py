@@ -11,7 +11,7 @@ import fastavro
 import pytest
 from refdata import params_or_skip, table_zips, unzip_table
 
-from hudi_assets.demo import bloom
+from hudi_assets import bloom
 from hudi_assets.hfile import HFileReader
 from hudi_assets.logformat.hfile_block import avro_schema
 from hudi_assets.metadata import MetadataTable

@@ -1,4 +1,5 @@
-"""Hudi's DYNAMIC_V0 bloom filter, as its writers put it into every base file's parquet footer.
+"""Hudi's DYNAMIC_V0 bloom filter, as its writers put it into every base file's parquet footer and
+into the `bloomFilter` meta block of the metadata table's HFile base files.
 
 Hudi's bloom index reads `org.apache.hudi.bloomfilter` from a base file's footer to decide which keys
 the file might hold; a file without it (or with wrong bits) makes a later upsert by Hudi miss its keys.
