@@ -48,10 +48,10 @@ WRITE_TOKEN = ROLLBACK_WRITE_TOKEN
 UPSERT_PREPPED = "UPSERT_PREPPED"
 HFILE = ".hfile"
 
-Reached = Callable[[str], None]
+Reached = Callable[[str, int], None]
 
 
-def _ignore(step: str) -> None:
+def _ignore(step: str, count: int) -> None:
     """No fault injection."""
 
 
@@ -67,8 +67,8 @@ class _Target:
 class MetadataTableWriter:
     """Writes deltacommits to the metadata table of `data_table` (whose lock the caller holds).
 
-    `reached(step)` is called after "mdt_requested", each "mdt_block_written" and "mdt_completed", so a
-    test can crash the write there.
+    `reached(step, count)` is called after "mdt_requested", each "mdt_block_written" (with the number
+    of blocks written so far) and "mdt_completed", so a test can crash the write there.
     """
 
     def __init__(self, data_table: HoodieTable, reached: Reached | None = None):
@@ -95,17 +95,17 @@ class MetadataTableWriter:
         by_group = self._route(records)
         requested = Instant(instant_time, DELTA_COMMIT, State.REQUESTED)
         self.storage.create_if_absent(timeline.state_file_path(requested), b"")
-        self.reached("mdt_requested")
+        self.reached("mdt_requested", 0)
         inflight = requested.with_state(State.INFLIGHT)
         self.storage.create_if_absent(timeline.state_file_path(inflight), _workload(by_group).to_json())
         stats: dict[str, list[WriteStat]] = defaultdict(list)
-        for target in by_group:
+        for count, target in enumerate(by_group, 1):
             stats[target.file_slice.partition].append(self._append(instant_time, target))
-            self.reached("mdt_block_written")
+            self.reached("mdt_block_written", count)
         metadata = CommitMetadata(dict(stats), False, {"schema": WRITER_SCHEMA}, UPSERT_PREPPED)
         completed = requested.with_state(State.COMPLETED)
         self.storage.create_if_absent(timeline.state_file_path(completed), metadata.to_json())
-        self.reached("mdt_completed")
+        self.reached("mdt_completed", 0)
         delete_marker_dir(self.storage, instant_time)
         log.info("metadata table deltacommit %s: %d log blocks", instant_time, len(by_group))
         return metadata
