@@ -5,6 +5,8 @@ checked against the data files themselves."""
 from __future__ import annotations
 
 import json
+import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
@@ -179,3 +181,62 @@ def test_demo_command_writes_both_tables_with_a_metadata_table(tmp_path, capsys)
 def test_fast_mode_refuses_a_metadata_table(tmp_path):
     with pytest.raises(HudiInputError, match="fast mode"):
         generate_table(Storage(str(tmp_path / "t")), fast=True, metadata_table=True)
+
+
+# ------------------------------------------------------------------------- cleaning keeps it in step
+POLICIES = {
+    "KEEP_LATEST_COMMITS": ["hoodie.cleaner.commits.retained=3"],
+    "KEEP_LATEST_FILE_VERSIONS": ["hoodie.cleaner.policy=KEEP_LATEST_FILE_VERSIONS",
+                                  "hoodie.cleaner.fileversions.retained=1"],
+    "KEEP_LATEST_BY_HOURS": ["hoodie.cleaner.policy=KEEP_LATEST_BY_HOURS", "hoodie.cleaner.hours.retained=5"],
+}
+
+
+def _files(base: Path) -> set[str]:
+    return {p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file()}
+
+
+def _rows(base: Path) -> dict[str, dict]:
+    batches = HudiTable(str(base)).read()
+    return {r["_hoodie_record_key"]: r for r in pa.Table.from_batches(batches).to_pylist()}
+
+
+def _clean(base: Path, policy: str) -> int:
+    args = ["clean", str(base), "--engine", "local"]
+    for pair in POLICIES[policy]:
+        args += ["--hoodie-conf", pair]
+    return main(args)
+
+
+@pytest.fixture(scope="module", params=list(SPECS))
+def hourly(request, tmp_path_factory) -> DemoTable:
+    """A demo table of the last hours, an hour between instants, so that every policy has files to
+    clean (KEEP_LATEST_BY_HOURS counts back from now: 5 hours keep the last data commit)."""
+    root = tmp_path_factory.mktemp("hourly")
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=17, minutes=30)
+    spec = {**SPECS[request.param], "metadata_table": True, "interval": timedelta(hours=1),
+            "start_time": start}
+    return generate_table(Storage(str(root / request.param)), **spec)
+
+
+@pytest.mark.parametrize("policy", list(POLICIES))
+def test_each_clean_keeps_the_metadata_table_in_step(hourly, policy, tmp_path, capsys):
+    demo = hourly
+    base = tmp_path / demo.name
+    shutil.copytree(demo.base_path, base)
+    rows = _rows(base)
+    before = _files(base)
+    assert _clean(base, policy) == 0
+    deleted = {p for p in before - _files(base) if not p.startswith(".hoodie/")}
+    assert deleted, f"{policy} deletes nothing on the demo table"
+    assert main(["metadata", str(base), "--validate"]) == 0
+    capsys.readouterr()
+    listed = {f"{p}/{n}" for p, names in _json(capsys, str(base))["files"].items() for n in names}
+    assert not deleted & listed
+    assert listed == {f"{p}/{n}" for p, names in _committed_files(demo).items() for n in names} - deleted
+    assert _rows(base) == rows
+    # A rerun finds nothing to clean: no file written or deleted, data or timeline.
+    after = _files(base)
+    assert _clean(base, policy) == 0
+    assert _files(base) == after
+    assert main(["metadata", str(base), "--validate"]) == 0
