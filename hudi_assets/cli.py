@@ -120,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="write demo COW and MOR tables (table version 6) under PATH")
     demo.add_argument("path", help="directory to create the demo tables in")
     demo.add_argument("--metadata-table", action="store_true",
-                      help="give both tables a metadata table (files, column_stats, bloom_filters)")
+                      help="give both tables a metadata table (files, column_stats, bloom_filters); "
+                           "by default only the MOR table has one")
     demo.set_defaults(func=cmd_demo)
 
     for module in COMMAND_MODULES:

@@ -25,14 +25,16 @@ def demo_table_specs() -> dict[str, dict]:
 
     Sized so that cleaning and archival with small settings (a few commits retained, keep.min/max of
     a few) have work to do: 14 data commits, several versions of most file groups, replaced groups.
+    The MOR table keeps a metadata table (`files`, `column_stats`, `bloom_filters`), as Spark writers do
+    by default, so that the demo's maintenance keeps one in step; the COW table lists files directly.
     """
     common = {"commits": 14, "files_per_partition": 2, "records_per_file": 4, "update_fraction": 0.4,
               "seed": DEMO_SEED}
     return {
         "demo_cow": {"table_type": COPY_ON_WRITE, "name": "demo_cow", "partitions": 3, "hive_style": False,
-                     **common},
+                     "metadata_table": False, **common},
         "demo_mor": {"table_type": MERGE_ON_READ, "name": "demo_mor", "partitions": 3, "hive_style": True,
-                     **common},
+                     "metadata_table": True, **common},
     }
 
 
@@ -40,7 +42,8 @@ def write_demo_tables(root_dir: str, storage_options: Mapping[str, str] | None =
                       metadata_table: bool = False) -> list[str]:
     """Write `<root>/demo_cow` (COPY_ON_WRITE, `2024/01/01` partitions) and `<root>/demo_mor`
     (MERGE_ON_READ, hive-style `dt=2024-01-01` partitions); returns their base paths.
-    `metadata_table`: both get a metadata table (`files`, `column_stats`, `bloom_filters`).
+    `metadata_table`: both get a metadata table (`files`, `column_stats`, `bloom_filters`), not only
+    `demo_mor`.
 
     Deterministic: the same files (names, commit metadata, records) every time. Refuses a target
     that already holds a table, leaving it untouched.
@@ -52,7 +55,7 @@ def write_demo_tables(root_dir: str, storage_options: Mapping[str, str] | None =
             raise HudiInputError(f"{storage.base_uri}: already holds a Hudi table; choose an empty folder")
     paths = []
     for folder, spec in demo_table_specs().items():
-        with_metadata = metadata_table or spec.get("metadata_table", False)
-        generate_table(targets[folder], **{**spec, "metadata_table": with_metadata})
+        spec["metadata_table"] = metadata_table or spec["metadata_table"]
+        generate_table(targets[folder], **spec)
         paths.append(targets[folder].base_uri)
     return paths

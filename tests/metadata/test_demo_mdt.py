@@ -160,7 +160,7 @@ def test_log_write_stats_carry_the_column_ranges_of_their_records(demo):
 
 
 def test_the_data_table_is_the_one_written_without_a_metadata_table(demo, tmp_path):
-    plain = generate_table(Storage(str(tmp_path / "plain")), **SPECS[demo.name])
+    plain = generate_table(Storage(str(tmp_path / "plain")), **{**SPECS[demo.name], "metadata_table": False})
     assert [(i.timestamp, i.action, i.state) for i in plain.instants] == [
         (i.timestamp, i.action, i.state) for i in demo.instants]
     assert plain.latest_file_slices == demo.latest_file_slices
@@ -173,9 +173,10 @@ def test_demo_command_writes_both_tables_with_a_metadata_table(tmp_path, capsys)
     assert main(["demo", str(tmp_path), "--metadata-table"]) == 0
     for name in SPECS:
         assert main(["metadata", str(tmp_path / name), "--validate"]) == 0
-    assert main(["demo", str(tmp_path / "plain")]) == 0
+    assert main(["demo", str(tmp_path / "default")]) == 0
+    assert main(["metadata", str(tmp_path / "default" / "demo_mor"), "--validate"]) == 0
     capsys.readouterr()
-    assert main(["metadata", str(tmp_path / "plain" / "demo_cow")]) == 2
+    assert main(["metadata", str(tmp_path / "default" / "demo_cow")]) == 2
 
 
 def test_fast_mode_refuses_a_metadata_table(tmp_path):
