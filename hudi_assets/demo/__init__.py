@@ -1,8 +1,9 @@
 """Demo tables: realistic Hudi 0.14/0.15 (table version 6) COW and MOR tables written from Python.
 
 `generate_table` writes one table with a full history (inserts, upserts, an insert_overwrite, a
-savepoint, a pending compaction on MOR, a failed write) through `Storage`, so locally or on an object
-store, and describes what it wrote; `write_demo_tables` writes the two tables `hudi-assets demo` shows.
+savepoint, a pending compaction on MOR, a failed write), optionally with the metadata table its writer
+keeps, through `Storage`, so locally or on an object store, and describes what it wrote;
+`write_demo_tables` writes the two tables `hudi-assets demo` shows.
 """
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ class StreamingWriter(_Generator):
                          interval=timedelta(seconds=1),
                          seed=settings.seed, fast=False, files_per_partition=2, records_per_file=4,
                          update_fraction=0.0, bloom_entries=100, savepoint=False, insert_overwrite=False,
-                         pending_compaction=False, failed_write=False)
+                         pending_compaction=False, failed_write=False, metadata_table=False)
         self.settings = settings
         self.crash_rng = random.Random(f"{settings.seed}/crash")
         self.commit_log = commit_log

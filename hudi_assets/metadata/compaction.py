@@ -8,7 +8,9 @@ synced over never sort before it. Every file slice with log files gets a new HFi
 its records merged as `HoodieMetadataPayload` merges them (base, then valid log blocks in order;
 deleted keys dropped), with `_hoodie_file_name` set to the new file and the key field blanked, as
 `HoodieAvroHFileWriter` writes them; then `T.compaction.requested` (the plan), `T.compaction.inflight`
-and `T.commit` (the commit metadata) complete it.
+and `T.commit` (the commit metadata) complete it. A slice holding no record and no base file gets no
+new file, as in Hudi. The metadata table's markers, which Hudi deletes on completion, are not written.
+The metadata table's clean (of the slices a compaction superseded) stays with the table's writer.
 """
 
 from __future__ import annotations

@@ -17,7 +17,9 @@ def test_demo_cleans_and_archives_both_tables_and_hudi_rs_reads_them_the_same(tm
     for table in ("demo_cow", "demo_mor"):
         assert f"{table}: succeeded" in out
     assert out.count("hudi-rs reads the latest snapshot the same") == 2
-    assert "FAILED" not in out and out.count("instants_archived=9") == 2
+    assert "FAILED" not in out and out.count("instants_archived=9") == 1
+    # demo_mor's metadata table was last compacted after its 7th commit: archival stops there.
+    assert out.count("instants_archived=7") == 1
     assert (root / ".dagster_home" / "dagster.yaml").exists()
     assert any((root / "demo_mor" / ".hoodie" / "archived").iterdir())
     (root / "foreign.txt").write_text("not ours")
