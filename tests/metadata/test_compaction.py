@@ -6,22 +6,31 @@ from __future__ import annotations
 import base64
 import io
 import struct
+from pathlib import Path
 
 import fastavro
 import pytest
 from refdata import params_or_skip, table_zips, unzip_table
 
 from hudi_assets import bloom
+from hudi_assets.avro import deserialize_any
+from hudi_assets.cli import main
+from hudi_assets.demo import generate_table
+from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.hfile import HFileReader
 from hudi_assets.logformat.hfile_block import avro_schema
 from hudi_assets.metadata import MetadataTable
 from hudi_assets.metadata.compaction import (
     base_file_bytes,
+    compact,
+    compaction_due,
     compaction_instant_time,
     compaction_metrics,
     merge_payloads,
     merged_records,
 )
+from hudi_assets.storage import Storage
+from hudi_assets.timeline.commit_metadata import CommitMetadata
 
 WITH_MDT = [name for name in table_zips(8) if name.endswith("v8_trips_8i3u1d")] + table_zips(9)
 
@@ -116,3 +125,61 @@ def test_bloom_filter_records_take_the_newer_and_names_follow_hudi():
     metrics = compaction_metrics(None, [3 * 1024 * 1024, 1024])
     assert metrics == {"TOTAL_LOG_FILES": 2.0, "TOTAL_IO_READ_MB": 3.0, "TOTAL_LOG_FILES_SIZE": 3146752.0,
                        "TOTAL_IO_WRITE_MB": 120.0, "TOTAL_IO_MB": 123.0}
+
+
+# ------------------------------------------------------------------------- on a demo metadata table
+@pytest.fixture
+def mdt_demo(tmp_path) -> Path:
+    table = generate_table(Storage(str(tmp_path / "t")), "MERGE_ON_READ", commits=10, bloom_entries=100,
+                           seed=3, metadata_table=True)
+    return Path(table.base_path)
+
+
+def test_compaction_is_due_as_the_writer_decides(mdt_demo):
+    metadata = MetadataTable(str(mdt_demo))
+    latest = metadata.timeline.filter_completed().filter_actions({"deltacommit"}).last().timestamp
+    assert compaction_due(metadata) is None  # 3 deltacommits since the compaction after the 10th
+    assert compaction_due(metadata, max_delta_commits=3) == latest + "001"
+    # A data write still pending at or before the latest metadata deltacommit holds it back...
+    earlier = metadata.data_timeline.filter_completed().timestamps[-2]
+    pending = mdt_demo / ".hoodie" / f"{earlier[:-3]}999.deltacommit.requested"
+    pending.write_bytes(b"")
+    assert compaction_due(MetadataTable(str(mdt_demo)), max_delta_commits=3) is None
+    pending.unlink()
+    # ...as does a pending metadata compaction.
+    plan = mdt_demo / ".hoodie" / "metadata" / ".hoodie" / f"{latest}001.compaction.requested"
+    plan.write_bytes(b"")
+    assert compaction_due(MetadataTable(str(mdt_demo)), max_delta_commits=3) is None
+
+
+def test_a_second_compaction_merges_base_and_logs_and_changes_no_answer(mdt_demo, capsys):
+    before = MetadataTable(str(mdt_demo))
+    listing = before.files_listing.partitions
+    records = {p: {k: v for s in before.file_slices(p)
+                   for k, v in merged_records(before.storage, s, before.block_filter)[0].items()}
+               for p in before.partitions}
+    instant_time = compaction_due(before, max_delta_commits=3)
+    assert compact(before, instant_time).timestamp == instant_time
+    after = MetadataTable(str(mdt_demo))
+    assert after.latest_compaction().timestamp == instant_time
+    assert after.files_listing.partitions == listing
+    for partition in after.partitions:
+        for file_slice in after.file_slices(partition):
+            assert not file_slice.log_files
+            merged = merged_records(after.storage, file_slice, after.block_filter)[0]
+            assert merged == {k: {**records[partition][k], "_hoodie_file_name": file_slice.base_file.name}
+                              for k in merged}
+        assert sum(len(merged_records(after.storage, s, after.block_filter)[0])
+                   for s in after.file_slices(partition)) == len(records[partition])
+    plan = after.storage.read(f".hoodie/{instant_time}.compaction.requested")
+    operations = deserialize_any(plan, "plan")[1]["operations"]
+    assert {op["fileId"] for op in operations} == {s.file_id for p in after.partitions
+                                                  for s in before.file_slices(p) if s.log_files}
+    commit = CommitMetadata.from_bytes(after.storage.read(f".hoodie/{instant_time}.commit"), "commit")
+    assert commit.compacted and commit.operation_type == "COMPACT"
+    assert {s.path for s in commit.write_stats} == {
+        f"{p}/{s.base_file.name}" for p in after.partitions for s in after.file_slices(p) if s.base_file
+        and s.base_file.instant == instant_time}
+    assert main(["metadata", str(mdt_demo), "--validate"]) == 0
+    with pytest.raises(HudiAssetsError, match="exists already"):
+        compact(before, instant_time)
