@@ -217,3 +217,14 @@ def test_demo_table_reads_the_same_after_cleans_kept_in_step(tmp_path, capsys, t
     capsys.readouterr()
     again = clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path)), **conf))
     assert again.executed == [] and again.scheduled is None
+
+
+def test_non_partitioned_table_is_kept_in_step(tmp_path, capsys):
+    b = TableBuilder(tmp_path, "COPY_ON_WRITE", partitioned=False)
+    for t in COMMITS:
+        b.commit(t, {"": [base_file("a", t)]})
+    initialize_from_filesystem(b.table())
+    assert clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path)))).files_deleted == 2
+    assert main(["metadata", str(tmp_path), "--validate"]) == 0, capsys.readouterr()
+    listing = MetadataTable(str(tmp_path)).files_listing.partitions
+    assert set(listing[""]) == {base_file("a", t) for t in COMMITS[2:]}
