@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pytest
 from hudi import HudiTable
 
@@ -243,3 +244,20 @@ def test_each_clean_keeps_the_metadata_table_in_step(hourly, policy, tmp_path, c
     assert _clean(base, policy) == 0
     assert _files(base) == after
     assert main(["metadata", str(base), "--validate"]) == 0
+
+
+def test_on_s3_the_metadata_table_is_the_same_as_locally(tmp_path, capsys):
+    from s3_server import moto_s3
+
+    spec = {**SPECS["demo_mor"], "commits": 11, "metadata_table": True}
+    local = generate_table(Storage(str(tmp_path / "demo_mor")), **spec)
+    with moto_s3() as options:
+        pafs.S3FileSystem(**options, allow_bucket_creation=True).create_dir("demo")
+        storage = Storage("s3://demo/tables/demo_mor", options)
+        generate_table(storage, **spec)
+        listed = {s.path for s in storage.list(".hoodie/metadata", recursive=True) if not s.is_dir}
+        base = Path(local.base_path)
+        assert listed == {p.relative_to(base).as_posix() for p in (base / ".hoodie" / "metadata").rglob("*")
+                          if p.is_file()}
+        assert MetadataTable(storage).latest_compaction() is not None
+        assert MetadataTable(storage).files_listing == MetadataTable(local.base_path).files_listing
