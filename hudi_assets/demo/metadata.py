@@ -41,8 +41,6 @@ from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.commit_metadata import WriteStat
 
-BASE_FILE_EXTENSION = ".parquet"
-
 
 class DemoMetadataWriter:
     """The metadata-table side of one demo table's writer."""
@@ -87,7 +85,7 @@ class DemoMetadataWriter:
     def _index_records(self, instant_time: str, partition: str, stat: WriteStat,
                        log_ranges: Mapping[str, list[ColumnRange]]) -> list[MetadataRecord]:
         file_name = stat.path.rsplit("/", 1)[-1]
-        if not file_name.endswith(BASE_FILE_EXTENSION):
+        if file_name.startswith("."):  # a log file
             return [column_stats_record(partition, file_name, r) for r in log_ranges[stat.path]]
         footer = read_parquet_footer(self.storage.read(stat.path), self.storage.uri(stat.path))
         bloom = footer_bloom_filter(footer, self.storage.uri(stat.path))
