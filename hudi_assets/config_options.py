@@ -225,6 +225,10 @@ FILESYSTEM_LOCK_EXPIRE = IntOption(
 HOODIE_FS_ATOMIC_CREATION_SUPPORT = StrOption(
     key="hoodie.fs.atomic_creation.support", default="",
     doc="extra schemes (comma-separated) whose stores create files atomically")
+METADATA_COLUMN_STATS_COLUMNS = StrOption(
+    key="hoodie.metadata.index.column.stats.column.list", default="",
+    doc="columns the metadata table's column_stats index covers (comma-separated); unset: a clean "
+        "deletes the stats the index holds for each deleted file")
 ZK_CONNECT_URL = StrOption(key="hoodie.write.lock.zookeeper.url", default="",
                            doc="ZooKeeper connect string (host:port[,host:port])")
 ZK_BASE_PATH = StrOption(key="hoodie.write.lock.zookeeper.base_path", default="",

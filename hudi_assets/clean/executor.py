@@ -2,8 +2,9 @@
 
 Execution of one pending clean: requested -> inflight (the plan as read, upgraded to v2, as Hudi
 writes it) -> delete the files on the engine (with their Hadoop `.crc` companions) -> delete the
-partitions in `partitionsToBeDeleted` (partitioned tables only, as Hudi) -> `<t>.clean`
-(HoodieCleanMetadata v2). A file that could not be deleted is recorded in `failedDeleteFiles` and
+partitions in `partitionsToBeDeleted` (partitioned tables only, as Hudi) -> on a table with a
+metadata table, the metadata deltacommit `<t>` recording the deletes (`metadata.writer`) ->
+`<t>.clean` (HoodieCleanMetadata v2). A file that could not be deleted is recorded in `failedDeleteFiles` and
 the clean completes, as in Hudi; `DeleteFailedError` then names the files (the next clean retries
 them). Deciding what is safe is `clean.validation`'s job; this module only acts on its verdict.
 """
@@ -25,6 +26,8 @@ from hudi_assets.clean.plan import (
 from hudi_assets.clean.validation import ValidatedPlan
 from hudi_assets.engine import Engine, LocalEngine, store_parallelism
 from hudi_assets.exceptions import CleanAbortedError
+from hudi_assets.metadata.clean_records import clean_records
+from hudi_assets.metadata.writer import MetadataTableWriter
 from hudi_assets.storage import DeleteResult, Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
@@ -45,8 +48,10 @@ class CleanHooks:
     delete_batch: int = DELETE_BATCH
 
     def reached(self, step: str, deleted: int = 0) -> None:
-        """`step` is "inflight", "deletes" (after each round, with the count so far), "partitions"
-        or "complete" (just before `<t>.clean` is written)."""
+        """`step` is "inflight", "deletes" (after each round, with the count so far), "partitions",
+        on a table with a metadata table "mdt_requested", "mdt_block_written" (after each log block,
+        with the count so far) and "mdt_completed", then "complete" (just before `<t>.clean` is
+        written)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +132,8 @@ class CleanActionExecutor:
             stats.append(stat)
         taken = int((time.monotonic() - started) * 1000)
         record = clean_metadata_record(instant.timestamp, taken, plan, stats)
+        if self.table.config.has_metadata_table:
+            self._update_metadata_table(instant.timestamp, record)
         self.hooks.reached("complete")
         completed = Instant(instant.timestamp, CLEAN, State.COMPLETED)
         data = serialize_clean_metadata(record)
@@ -135,6 +142,12 @@ class CleanActionExecutor:
         log.info("clean %s completed: %d files deleted", instant.timestamp, record["totalFilesDeleted"])
         return ExecutedClean(instant.timestamp, record["totalFilesDeleted"], partitions_deleted,
                              tuple(sorted(outcome.failed)))
+
+    def _update_metadata_table(self, instant_time: str, record: dict) -> None:
+        """`writeTableMetadata`: the metadata deltacommit of this clean, before `<t>.clean` is written
+        (a retry after a crash rolls back the metadata instant and writes it again)."""
+        writer = MetadataTableWriter(self.table, reached=self.hooks.reached)
+        writer.commit(instant_time, clean_records(self.table, record, instant_time))
 
     def _delete_files(self, rels: list[str]) -> DeleteResult:
         """Deletes on the engine, in rounds so progress can be reported. A file already gone counts

@@ -24,6 +24,7 @@ from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.clean.validation import ValidationReport, validate_plans
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import DeleteFailedError, HudiAssetsError, HudiInputError, UnsupportedTableError
+from hudi_assets.metadata.clean_records import refuse_unknown_partitions
 from hudi_assets.rollback import RollbackHooks, rollback_failed_writes
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
@@ -71,18 +72,9 @@ class CleanResult:
 
 
 # ---------------------------------------------------------------------------------- refusals
-def refuse_metadata_table(table: HoodieTable) -> None:
-    if table.config.has_metadata_table:
-        raise UnsupportedTableError(
-            f"{table.base_path}: the table has a metadata table (hoodie.table.metadata.partitions="
-            f"{','.join(table.config.metadata_partitions)}); cleaning without updating it would leave the "
-            "metadata table listing deleted files. To clean with hudi-assets, disable the metadata table "
-            "in the writer (hoodie.metadata.enable=false) and remove it (Hudi drops .hoodie/metadata and "
-            "the table property on the next write with it disabled), or let Hudi clean this table.")
-
-
 def refuse_unsupported(table: HoodieTable, config: CleanConfig) -> None:
-    refuse_metadata_table(table)
+    if table.config.has_metadata_table:
+        refuse_unknown_partitions(table)
     if table.config.bootstrap_base_path and config.delete_bootstrap_base_file:
         raise UnsupportedTableError(f"{table.base_path}: deleting bootstrap base files is not supported")
 

@@ -1,4 +1,4 @@
-"""HFILE_DATA block content, as Hudi's `HoodieHFileDataBlock` writes it (the metadata table's logs).
+"""HFILE_DATA block content, as Hudi's `HoodieHFileDataBlock` reads and writes it (the metadata table's logs).
 
 The content is a whole HFile: one cell per record, the record key as row and the record as plain Avro
 binary written with the block's SCHEMA header as value. Writers blank the key field inside the value
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -16,8 +17,10 @@ from fastavro import parse_schema, schemaless_reader
 from fastavro.types import Schema
 
 from hudi_assets.exceptions import CorruptFileError
-from hudi_assets.hfile import HFileReader
-from hudi_assets.logformat.block import HeaderKey, LogBlock
+from hudi_assets.hfile import HFileReader, write_hfile
+from hudi_assets.logformat.block import BlockType, HeaderKey, LogBlock
+
+_SCHEMA_KEY = b"schema"  # HoodieAvroHFileReaderImplBase.SCHEMA_KEY
 
 
 def decode_hfile_records(
@@ -49,6 +52,25 @@ def decode_hfile_data_block(block: LogBlock, *, path: str = "<log block>") -> li
         raise CorruptFileError(path, f"{where} has no SCHEMA header")
     reader = HFileReader(block.content, name=f"{path} ({where})")
     return decode_hfile_records(reader, schema_text, where=where)
+
+
+def encode_hfile_data_block(records: Iterable[tuple[str, bytes]], instant_time: str, schema_text: str,
+                            compression: str = "GZ") -> LogBlock:
+    """`HoodieHFileDataBlock` of `records` (key, Avro value), as a metadata-table deltacommit appends it.
+
+    Cells in key order, one per key (Hudi refuses duplicates), the schema as file info `schema`;
+    header SCHEMA and INSTANT_TIME (in the order of a Java-written block), no footer.
+    """
+    cells: dict[bytes, bytes] = {}
+    for key, value in records:
+        row = key.encode("utf-8")
+        if row in cells:
+            raise ValueError(f"two records with key {key!r} in one HFILE_DATA block")
+        cells[row] = value
+    content = write_hfile(sorted(cells.items()), compression=compression,
+                          file_info={_SCHEMA_KEY: schema_text.encode("utf-8")})
+    header = {HeaderKey.SCHEMA: schema_text, HeaderKey.INSTANT_TIME: instant_time}
+    return LogBlock(BlockType.HFILE_DATA, header, content)
 
 
 def avro_schema(text: str, path: str, where: str) -> Schema:

@@ -53,7 +53,8 @@ def refuse_metadata_table(table: HoodieTable) -> None:
         raise UnsupportedTableError(
             f"{table.base_path}: the table has a metadata table (hoodie.table.metadata.partitions="
             f"{','.join(table.config.metadata_partitions)}); a rollback must also update it, which "
-            "hudi-assets does not do: let Hudi roll back this table's failed writes.")
+            "hudi-assets does not do: let Hudi roll back this table's failed writes "
+            f"(pending: {', '.join(pending_writes(table.reload_timeline()).timestamps) or 'none'}).")
 
 
 def pending_rollbacks(table: HoodieTable) -> dict[str, PendingRollback]:
@@ -120,10 +121,12 @@ def rollback_failed_writes(table: HoodieTable, engine: Engine | None = None,
                            hooks: RollbackHooks | None = None, now: datetime | None = None,
                            now_ms: int | None = None) -> list[ExecutedRollback]:
     """The LAZY policy: roll back writes whose heartbeat expired, finishing pending rollbacks first.
-    The caller holds the table lock."""
-    refuse_metadata_table(table)
+    The caller holds the table lock. On a table with a metadata table only an empty run proceeds (a
+    rollback would have to update the metadata table too)."""
     heartbeat = HeartbeatConfig.from_write_config(table.write_config)
     failed = [i.timestamp for i in failed_writes(table, heartbeat, now_ms)]
+    if failed or pending_rollbacks(table):
+        refuse_metadata_table(table)
     return _rollback_all(table, failed, engine, hooks or RollbackHooks(), now)
 
 

@@ -121,7 +121,7 @@ def test_config_precedence_inference_and_aliases(tmp_path):
 
 
 # ----------------------------------------------------------------------------------- safety
-def test_refuses_table_with_metadata_table(tmp_path, capsys):
+def test_refuses_a_listed_metadata_table_that_is_missing(tmp_path, capsys):
     path = tmp_path / "t"
     _demo(path)
     storage = Storage(str(path))
@@ -129,7 +129,9 @@ def test_refuses_table_with_metadata_table(tmp_path, capsys):
     write_table_config(storage, {**props, "hoodie.table.metadata.partitions": "files"})
     listing = sorted(p.relative_to(path) for p in path.rglob("*"))
     assert main(["clean", str(path), "--engine", "local", *RETAIN]) == 2
-    assert "hoodie.metadata.enable=false" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "lists metadata partitions but" in err
+    assert ".hoodie/metadata/.hoodie/hoodie.properties is missing" in err
     assert sorted(p.relative_to(path) for p in path.rglob("*")) == listing
     with pytest.raises(UnsupportedTableError):
         clean_table(HoodieTable(str(path)), _config(HoodieTable(str(path))))

@@ -1,0 +1,146 @@
+"""Create a data table's metadata table from a listing of storage, as Hudi 0.15's
+`HoodieBackedTableMetadataWriter.initializeFromFilesystem` does when the metadata table is first
+enabled (table version 6).
+
+Order, as Hudi: the metadata table's `hoodie.properties`; then per metadata partition (`files` first):
+the data table lists it in `hoodie.table.metadata.partitions.inflight`, each file group gets an empty
+log file (a DELETE block without keys at the partition's init instant, write token `0-0-0`), the
+partition's records are committed at the init instant `<latest completed data instant><010 + n>`
+(`createIndexInitTimestamp`), and the partition moves to `hoodie.table.metadata.partitions`.
+
+Hudi bulk-inserts the initial records into HFile base files; these are written as the first log
+block of each file group instead, which every reader merges the same way until the writer's next
+metadata compaction turns them into a base file.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Mapping
+
+from hudi_assets.engine import LocalEngine
+from hudi_assets.exceptions import HudiAssetsError
+from hudi_assets.fsview import PARTITION_METAFILE, is_checksum_file, list_partitions, parse_base_file_name
+from hudi_assets.logformat import BlockType, HeaderKey, LogBlock, LogFileName, encode_block
+from hudi_assets.metadata.instants import SOLO_COMMIT_TIMESTAMP
+from hudi_assets.metadata.keys import BLOOM_FILTERS, COLUMN_STATS, FILES, file_group_id
+from hudi_assets.metadata.payloads import MetadataRecord, partition_files_record, partition_list_record
+from hudi_assets.metadata.writer import MetadataTableWriter
+from hudi_assets.properties import format_properties
+from hudi_assets.table import HoodieTable
+from hudi_assets.table_config import write_table_config
+
+METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
+METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
+# A version-3 DELETE block's content holding no key: version, length, an empty HoodieDeleteRecordList.
+EMPTY_DELETE_CONTENT = struct.pack(">ii", 3, 1) + b"\x00"
+INIT_WRITE_TOKEN = "0-0-0"  # HoodieLogFormat.DEFAULT_WRITE_TOKEN
+PARTITION_INITIALIZATION_TIME_SUFFIX = 10
+# hoodie.metadata.index.*.file.group.count defaults; `files` always has one file group.
+DEFAULT_FILE_GROUP_COUNTS = {FILES: 1, COLUMN_STATS: 2, BLOOM_FILTERS: 4}
+_ORDER = (FILES, COLUMN_STATS, BLOOM_FILTERS)  # MetadataPartitionType order
+
+
+def metadata_table_properties(data_table: HoodieTable) -> dict[str, str]:
+    """The metadata table's `hoodie.properties` (HoodieBackedTableMetadataWriter.initializeMetaClient)."""
+    return {
+        "hoodie.table.name": f"{data_table.config.name}_metadata",
+        "hoodie.table.type": "MERGE_ON_READ",
+        "hoodie.table.version": "6",
+        "hoodie.archivelog.folder": "archived",
+        "hoodie.timeline.layout.version": "1",
+        "hoodie.compaction.payload.class": "org.apache.hudi.metadata.HoodieMetadataPayload",
+        "hoodie.table.base.file.format": "HFILE",
+        "hoodie.table.recordkey.fields": "key",
+        "hoodie.populate.meta.fields": "false",
+        "hoodie.table.keygenerator.class": "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator",
+    }
+
+
+def index_init_timestamp(instant_time: str, offset: int) -> str:
+    """`createIndexInitTimestamp`: the instant plus a three-digit suffix from 010."""
+    return f"{instant_time}{PARTITION_INITIALIZATION_TIME_SUFFIX + offset:03d}"
+
+
+def files_partition_records(data_table: HoodieTable, max_instant: str) -> list[MetadataRecord]:
+    """`initializeFilesPartition`: every partition, and per partition its data files whose instant is
+    at or before `max_instant` with their sizes (the partition metafile and checksums left out)."""
+    extension = data_table.config.base_file_extension
+    storage = data_table.storage
+    listings = list_partitions(storage, LocalEngine())
+    records = [partition_list_record([listing.partition for listing in listings])]
+    for listing in listings:
+        sizes = {s.name: s.size for s in storage.list(listing.partition) if not s.is_dir}
+        files = {name: sizes[name] for name in listing.files
+                 if name in sizes and _instant(name, extension) is not None
+                 and _instant(name, extension) <= max_instant and sizes[name] > 0}
+        records.append(partition_files_record(listing.partition, files))
+    return records
+
+
+def _instant(name: str, extension: str) -> str | None:
+    """The instant of a data file (a log file's base instant), None for any other file."""
+    if name.startswith(PARTITION_METAFILE) or is_checksum_file(name):
+        return None
+    if name.startswith("."):
+        log = LogFileName.parse(name)
+        return log.base_instant if log is not None and log.extension == "log" and not log.is_cdc else None
+    parts = parse_base_file_name(name) if name.endswith(extension) else None
+    return parts[2] if parts else None
+
+
+def initialize_from_filesystem(data_table: HoodieTable, indexes: Mapping[str, Iterable[MetadataRecord]]
+                               | None = None, file_group_counts: Mapping[str, int] | None = None,
+                               ) -> dict[str, str]:
+    """Create the metadata table with its `files` partition from storage, plus the `column_stats` /
+    `bloom_filters` partitions named in `indexes`, seeded with their records (may be empty).
+    The caller holds the table lock. Returns metadata partition -> init instant."""
+    indexes = dict(indexes or {})
+    unknown = set(indexes) - set(_ORDER[1:])
+    if unknown:
+        raise ValueError(f"cannot initialize metadata partitions {sorted(unknown)}")
+    if data_table.config.has_metadata_table:
+        raise HudiAssetsError(f"{data_table.base_path}: the table already has a metadata table "
+                              f"({METADATA_PARTITIONS}={','.join(data_table.config.metadata_partitions)})")
+    counts = {**DEFAULT_FILE_GROUP_COUNTS, **(file_group_counts or {}), FILES: 1}
+    writer = MetadataTableWriter(data_table)
+    write_table_config(writer.storage, metadata_table_properties(data_table))
+    latest = data_table.reload_timeline().filter_completed().last()
+    initialization_time = latest.timestamp if latest else SOLO_COMMIT_TIMESTAMP
+    done: dict[str, str] = {}
+    for offset, partition in enumerate(p for p in _ORDER if p == FILES or p in indexes):
+        instant_time = index_init_timestamp(initialization_time, offset)
+        _set_partitions(data_table, inflight=[partition])
+        _initialize_file_groups(writer, partition, instant_time, counts[partition])
+        records = (files_partition_records(data_table, initialization_time) if partition == FILES
+                   else list(indexes[partition]))
+        writer.commit(instant_time, records)
+        _set_partitions(data_table, completed=[*data_table.config.metadata_partitions, partition])
+        done[partition] = instant_time
+    return done
+
+
+def _set_partitions(data_table: HoodieTable, *, inflight: list[str] | None = None,
+                    completed: list[str] | None = None) -> None:
+    """`setMetadataPartitionsInflight` / `setMetadataPartitionState`: sorted, comma-separated."""
+    props = dict(data_table.config.props)
+    props[METADATA_PARTITIONS_INFLIGHT] = ",".join(sorted(inflight or []))
+    if completed is not None:
+        props[METADATA_PARTITIONS] = ",".join(sorted(set(completed)))
+    data_table.config = write_table_config(data_table.storage, props)
+
+
+def _initialize_file_groups(writer: MetadataTableWriter, partition: str, instant_time: str,
+                            count: int) -> None:
+    """`initializeFileGroups`: the partition emptied, its metafile, and per file group an empty log."""
+    storage = writer.storage
+    storage.delete_dir(partition)
+    metafile = format_properties({"commitTime": instant_time, "partitionDepth": "1"},
+                                 ["partition metadata"])
+    storage.write(f"{partition}/{PARTITION_METAFILE}", metafile.encode("latin-1"))
+    block = encode_block(LogBlock(BlockType.DELETE, {HeaderKey.INSTANT_TIME: instant_time},
+                                  EMPTY_DELETE_CONTENT))
+    for index in range(count):
+        file_id = file_group_id(partition, index)
+        name = LogFileName(file_id, instant_time, "log", 1, INIT_WRITE_TOKEN).format()
+        storage.write(f"{partition}/{name}", block)

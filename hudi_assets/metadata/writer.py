@@ -1,0 +1,216 @@
+"""Commit records to a data table's metadata table as one deltacommit, as Hudi 0.15's
+`HoodieBackedTableMetadataWriter.commit` does through the metadata table's write client (table
+version 6 only).
+
+One deltacommit at the data instant's time: `<t>.deltacommit.requested` (empty) -> `.inflight` (the
+workload profile) -> per file group an APPEND marker, then one HFILE_DATA block in a new log file of
+the group's latest slice -> `<t>.deltacommit` (HoodieCommitMetadata) -> the marker directory goes.
+Neither local file systems nor object stores append (Hudi's `StorageSchemes`), so every block opens
+the next log version, as Hudi's log writer rolls over.
+
+An instant already on the metadata timeline, completed or not, is a retry after a crash: it is rolled
+back first (planned, un-published if completed, then logged out by rollback command blocks) and then
+written again. Readers ignore its blocks meanwhile: a metadata deltacommit counts only once the data
+instant of the same time completes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
+from hudi_assets.logformat import LogFileName, encode_block
+from hudi_assets.logformat.hfile_block import encode_hfile_data_block
+from hudi_assets.metadata.file_group import MetadataFileSlice, latest_file_slices
+from hudi_assets.metadata.keys import file_group_index
+from hudi_assets.metadata.payloads import METADATA_RECORD_SCHEMA, WRITER_SCHEMA, MetadataRecord
+from hudi_assets.metadata.table import METADATA_FOLDER
+from hudi_assets.rollback.executor import ROLLBACK_WRITE_TOKEN, RollbackActionExecutor
+from hudi_assets.rollback.markers import delete_marker_dir, marker_dir
+from hudi_assets.rollback.metadata import RollbackPlan, RollbackRequest
+from hudi_assets.rollback.planner import plan_rollback
+from hudi_assets.rollback.workflow import pending_rollbacks
+from hudi_assets.storage import Storage
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
+from hudi_assets.timeline.instant import COMPACTION, DELTA_COMMIT, LOG_COMPACTION, ROLLBACK, Instant, State
+from hudi_assets.timeline.instant_time import new_instant_time
+from hudi_assets.timeline.metadata import commit_metadata
+from hudi_assets.timeline.timeline import ActiveTimeline
+
+log = logging.getLogger(__name__)
+
+# HoodieLogFormat.UNKNOWN_WRITE_TOKEN: the token of writers without a Spark task.
+WRITE_TOKEN = ROLLBACK_WRITE_TOKEN
+UPSERT_PREPPED = "UPSERT_PREPPED"
+HFILE = ".hfile"
+
+Reached = Callable[[str, int], None]
+
+
+def _ignore(step: str, count: int) -> None:
+    """No fault injection."""
+
+
+@dataclass
+class _Target:
+    """A file group's latest slice, the instant its log files are named after, and its new records."""
+
+    file_slice: MetadataFileSlice
+    base_instant: str
+    records: list[MetadataRecord] = field(default_factory=list)
+
+
+class MetadataTableWriter:
+    """Writes deltacommits to the metadata table of `data_table` (whose lock the caller holds).
+
+    `reached(step, count)` is called after "mdt_requested", each "mdt_block_written" (with the number
+    of blocks written so far) and "mdt_completed", so a test can crash the write there.
+    """
+
+    def __init__(self, data_table: HoodieTable, reached: Reached | None = None):
+        self.data_table = data_table
+        self.storage = Storage(f"{data_table.base_path}/{METADATA_FOLDER}", data_table.storage.options)
+        self.reached = reached or _ignore
+
+    def open(self) -> HoodieTable:
+        """The metadata table as a MERGE_ON_READ table of its own."""
+        return HoodieTable(self.storage)
+
+    def commit(self, instant_time: str, records: Iterable[MetadataRecord]) -> CommitMetadata:
+        """Write `records` as deltacommit `instant_time`; returns the completed commit metadata."""
+        mdt = self.open()
+        timeline = mdt.reload_timeline()
+        pending_compactions = timeline.filter_actions({COMPACTION, LOG_COMPACTION}).filter_pending()
+        if pending_compactions:
+            raise HudiAssetsError(
+                f"{self.storage.base_uri}: the metadata table has a pending compaction "
+                f"({', '.join(pending_compactions.timestamps)}); let the table's writer finish it first")
+        if any(i.timestamp == instant_time for i in timeline.commits_timeline()):
+            self._roll_back(mdt, instant_time)
+            timeline = mdt.reload_timeline()
+        by_group = self._route(records)
+        requested = Instant(instant_time, DELTA_COMMIT, State.REQUESTED)
+        self.storage.create_if_absent(timeline.state_file_path(requested), b"")
+        self.reached("mdt_requested", 0)
+        inflight = requested.with_state(State.INFLIGHT)
+        self.storage.create_if_absent(timeline.state_file_path(inflight), _workload(by_group).to_json())
+        stats: dict[str, list[WriteStat]] = defaultdict(list)
+        for count, target in enumerate(by_group, 1):
+            stats[target.file_slice.partition].append(self._append(instant_time, target))
+            self.reached("mdt_block_written", count)
+        metadata = CommitMetadata(dict(stats), False, {"schema": WRITER_SCHEMA}, UPSERT_PREPPED)
+        completed = requested.with_state(State.COMPLETED)
+        self.storage.create_if_absent(timeline.state_file_path(completed), metadata.to_json())
+        self.reached("mdt_completed", 0)
+        delete_marker_dir(self.storage, instant_time)
+        log.info("metadata table deltacommit %s: %d log blocks", instant_time, len(by_group))
+        return metadata
+
+    # ------------------------------------------------------------------------------- routing
+    def _route(self, records: Iterable[MetadataRecord]) -> list[_Target]:
+        """The file groups the records go to (`mapRecordKeyToFileGroupIndex`), in partition and
+        file-group order, each with its records."""
+        by_partition: dict[str, list[MetadataRecord]] = defaultdict(list)
+        for record in records:
+            by_partition[record.partition].append(record)
+        routed: list[_Target] = []
+        for partition, partition_records in sorted(by_partition.items()):
+            targets = [_Target(file_slice, base) for file_slice, base in self.latest_slices(partition)]
+            for record in partition_records:
+                targets[file_group_index(record.key, len(targets))].records.append(record)
+            routed.extend(t for t in targets if t.records)
+        return routed
+
+    def latest_slices(self, partition: str) -> list[tuple[MetadataFileSlice, str]]:
+        """Every file group's latest slice of one metadata partition, in file-group order, with the
+        slice's base instant (its base file's, or its log files' when it has none yet)."""
+        slices = latest_file_slices(partition, self.storage.list(partition), lambda _: True, None)
+        if not slices:
+            raise CorruptFileError(self.storage.uri(partition), "the metadata partition has no file group")
+        result = []
+        for file_slice in slices:
+            instants = [f.instant for f in file_slice.log_files]
+            if file_slice.base_file is not None:
+                instants.append(file_slice.base_file.instant)
+            result.append((file_slice, max(instants)))
+        return result
+
+    # ------------------------------------------------------------------------------- writing
+    def _append(self, instant_time: str, target: _Target) -> WriteStat:
+        """One HFILE_DATA block in the next log version of the slice, after its APPEND marker."""
+        file_slice, base_instant, records = target.file_slice, target.base_instant, target.records
+        partition, file_id = file_slice.partition, file_slice.file_id
+        marker = f"{file_id}_{WRITE_TOKEN}_{base_instant}{HFILE}.marker.APPEND"
+        self.storage.create_if_absent(f"{marker_dir(instant_time)}/{partition}/{marker}", b"")
+        versions = [name.version for name in map(LogFileName.parse, self._log_names(partition, file_id))
+                    if name is not None and name.base_instant == base_instant]
+        version = max(versions, default=0) + 1
+        name = LogFileName(file_id, base_instant, "log", version, WRITE_TOKEN).format()
+        block = encode_hfile_data_block(((r.key, r.encode()) for r in records), instant_time,
+                                        METADATA_RECORD_SCHEMA)
+        data = encode_block(block)
+        if not self.storage.create_if_absent(f"{partition}/{name}", data):
+            raise HudiAssetsError(f"{self.storage.uri(f'{partition}/{name}')} already exists")
+        base_file = file_slice.base_file.name if file_slice.base_file else ""
+        return WriteStat.new(
+            fileId=file_id, path=f"{partition}/{name}", prevCommit=base_instant, numWrites=len(records),
+            numUpdateWrites=len(records), totalWriteBytes=len(data), partitionPath=partition,
+            fileSizeInBytes=len(data), logVersion=version, logOffset=0, baseFile=base_file, logFiles=[name])
+
+    def _log_names(self, partition: str, file_id: str) -> list[str]:
+        names, _ = self.storage.list_names(partition)
+        return [n for n in names if n.startswith(f".{file_id}_")]
+
+    # ------------------------------------------------------------------------------ recovery
+    def _roll_back(self, mdt: HoodieTable, instant_time: str) -> None:
+        """Roll back the metadata instant `instant_time` (a retried write), as the metadata table's
+        write client does: resume its pending rollback, or plan one (from the markers of a pending
+        instant, from the commit metadata of a completed one); un-publish a completed instant (its
+        inflight file stays); then execute."""
+        pending = pending_rollbacks(mdt).get(instant_time)
+        timeline = mdt.reload_timeline()
+        target = next(i for i in timeline.commits_timeline() if i.timestamp == instant_time)
+        if pending is None:
+            plan = (_plan_from_commit(timeline, target) if target.is_completed
+                    else plan_rollback(mdt, target))
+            rollback_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
+                                             mdt.config.timeline_timezone)
+            rollback = Instant(rollback_time, ROLLBACK, State.REQUESTED)
+            self.storage.create_if_absent(timeline.state_file_path(rollback), plan.serialize())
+        else:
+            plan, rollback = pending.plan, pending.instant
+        if target.is_completed:  # HoodieActiveTimeline.revertToInflight
+            inflight = target.with_state(State.INFLIGHT)
+            self.storage.create_if_absent(timeline.state_file_path(inflight), b"")
+            self.storage.delete_many([timeline.state_file_path(target)])
+        log.info("rolling back metadata table instant %s (a retried write) at %s", instant_time,
+                 rollback.timestamp)
+        RollbackActionExecutor(mdt, rollback, plan).execute()
+
+
+def _plan_from_commit(timeline: ActiveTimeline, instant: Instant) -> RollbackPlan:
+    """A completed deltacommit's rollback: a command block in each log it appended to (its markers
+    are gone), as Hudi plans from the commit's write stats."""
+    requests = []
+    for stat in commit_metadata(timeline, instant).write_stats:
+        partition = stat.partition_path or ""
+        sizes = {name: stat.file_size for name in stat.log_files}
+        requests.append(RollbackRequest(partition, stat.file_id, stat.prev_commit or "",
+                                        log_blocks_to_delete=sizes))
+    return RollbackPlan(instant.timestamp, instant.action, tuple(requests))
+
+
+def _workload(targets: list[_Target]) -> CommitMetadata:
+    """The inflight file: per partition the insert stat, then per file group its update count
+    (BaseCommitActionExecutor.saveWorkloadProfileMetadataToInflight; prepped records are updates)."""
+    stats: dict[str, list[WriteStat]] = {}
+    for target in targets:
+        partition_stats = stats.setdefault(target.file_slice.partition,
+                                           [WriteStat.new(fileId="", prevCommit="null")])
+        partition_stats.append(WriteStat.new(fileId=target.file_slice.file_id, prevCommit=target.base_instant,
+                                             numUpdateWrites=len(target.records)))
+    return CommitMetadata(stats, False, {}, UPSERT_PREPPED)

@@ -1,0 +1,191 @@
+"""A clean on a table with a metadata table keeps it in step: the metadata deltacommit `<t>` records
+the deletes before `<t>.clean` is written; crashes (kill -9) around it are finished by the next run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from builders import TableBuilder, base_file, log_file
+
+from hudi_assets.clean import CleanConfig, clean_table
+from hudi_assets.cli import main
+from hudi_assets.config import WriteConfig
+from hudi_assets.metadata import MetadataTable
+from hudi_assets.metadata.clean_records import indexed_columns
+from hudi_assets.metadata.initializer import initialize_from_filesystem
+from hudi_assets.metadata.keys import bloom_filter_key
+from hudi_assets.metadata.payloads import ColumnRange, bloom_filter_record, column_stats_record, wrap
+from hudi_assets.rollback import rollback_failed_writes
+from hudi_assets.table import HoodieTable
+from hudi_assets.table_config import write_table_config
+from hudi_assets.timeline.instant import State
+
+COMMITS = [f"2024010100000{n}000" for n in range(1, 6)]
+PARTITIONS = ("p1", "p2")
+COLUMNS = ("id", "ts")
+
+
+def _build(root: Path, table_type: str) -> TableBuilder:
+    """Five writes to file group `a` of two partitions: COW rewrites the base file each time; MOR
+    alternates new base files (new slices) and log files on the latest slice."""
+    b = TableBuilder(root, table_type)
+    base = COMMITS[0]
+    for t in COMMITS:
+        if table_type == "COPY_ON_WRITE" or t in COMMITS[::2]:
+            b.commit(t, {p: [base_file(f"a{p}", t)] for p in PARTITIONS})
+            base = t
+        else:
+            b.commit(t, {p: [log_file(f"a{p}", base)] for p in PARTITIONS})
+    return b
+
+
+def _base_files(root: Path) -> list[tuple[str, str]]:
+    return [(p, f.name) for p in PARTITIONS for f in sorted((root / p).glob("*.parquet"))]
+
+
+def _with_mdt(root: Path, table_type: str, indexes: tuple[str, ...] = ()) -> TableBuilder:
+    b = _build(root, table_type)
+    seeds = {}
+    if "column_stats" in indexes:
+        stats = [ColumnRange(c, wrap("StringWrapper", "a"), wrap("StringWrapper", "z"), 0, 1, 5, 5)
+                 for c in COLUMNS]
+        seeds["column_stats"] = [column_stats_record(p, n, s) for p, n in _base_files(root) for s in stats]
+    if "bloom_filters" in indexes:
+        seeds["bloom_filters"] = [bloom_filter_record(p, n, COMMITS[-1], "DYNAMIC_V0", b"bloom")
+                                  for p, n in _base_files(root)]
+    initialize_from_filesystem(b.table(), seeds)
+    return b
+
+
+def _config(table: HoodieTable, **conf: str) -> CleanConfig:
+    return CleanConfig.from_write_config(WriteConfig.load(
+        table.config.props, None, {"hoodie.cleaner.commits.retained": "2", **conf}))
+
+
+def _on_storage(root: Path) -> dict[str, set[str]]:
+    return {p: {f.name for f in (root / p).iterdir() if not f.name.startswith(".hoodie_partition")}
+            for p in PARTITIONS}
+
+
+def _assert_in_step(root: Path, capsys) -> None:
+    """`metadata --validate` exits 0 and the listing is exactly the data files on storage."""
+    assert main(["metadata", str(root), "--validate"]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    listing = MetadataTable(str(root)).files_listing.partitions
+    assert {p: set(files) for p, files in listing.items()} == _on_storage(root)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_clean_records_its_deletes_in_the_metadata_table(tmp_path, capsys, table_type):
+    _with_mdt(tmp_path, table_type)
+    before = _on_storage(tmp_path)
+    result = clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path))))
+    (executed,) = result.executed
+    assert executed.files_deleted > 0
+    assert _on_storage(tmp_path) != before
+    _assert_in_step(tmp_path, capsys)
+    mdt_timeline = sorted(p.name for p in (tmp_path / ".hoodie/metadata/.hoodie").glob(
+        f"{executed.instant}.*"))
+    assert mdt_timeline == [f"{executed.instant}.deltacommit", f"{executed.instant}.deltacommit.inflight",
+                            f"{executed.instant}.deltacommit.requested"]
+    again = clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path))))
+    assert again.scheduled is None and again.executed == []
+    _assert_in_step(tmp_path, capsys)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_index_records_of_deleted_base_files_are_deleted(tmp_path, capsys, table_type):
+    _with_mdt(tmp_path, table_type, ("column_stats", "bloom_filters"))
+    files = _base_files(tmp_path)
+    clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path))))
+    _assert_in_step(tmp_path, capsys)
+    deleted = [f for f in files if f not in _base_files(tmp_path)]
+    kept = _base_files(tmp_path)
+    assert deleted and kept
+    metadata = MetadataTable(str(tmp_path))
+    assert indexed_columns(metadata, deleted) == {}
+    assert indexed_columns(metadata, kept) == {f: sorted(COLUMNS) for f in kept}
+    blooms = _bloom_keys(tmp_path)
+    assert {bloom_filter_key(p, n) for p, n in deleted} <= blooms["deleted"]
+    assert {bloom_filter_key(p, n) for p, n in kept} <= blooms["live"]
+
+
+def _bloom_keys(root: Path) -> dict[str, set[str]]:
+    """Bloom filter keys by their newest state in the logs (no compaction runs here)."""
+    from hudi_assets.logformat import BlockType, read_blocks
+    from hudi_assets.logformat.hfile_block import decode_hfile_data_block
+
+    state: dict[str, bool] = {}
+    for path in sorted((root / ".hoodie/metadata/bloom_filters").glob(".bloom-*"),
+                       key=lambda p: int(p.name.split(".log.")[1].split("_")[0])):
+        for block in read_blocks(path.read_bytes(), str(path)):
+            if block.block_type is BlockType.HFILE_DATA:
+                records = decode_hfile_data_block(block)
+                state.update((k, v["BloomFilterMetadata"]["isDeleted"]) for k, v in records)
+    return {"deleted": {k for k, d in state.items() if d}, "live": {k for k, d in state.items() if not d}}
+
+
+def test_configured_column_list_decides_the_column_stats_deletes(tmp_path, capsys):
+    _with_mdt(tmp_path, "COPY_ON_WRITE", ("column_stats",))
+    files = _base_files(tmp_path)
+    table = HoodieTable(str(tmp_path), hoodie_conf={"hoodie.metadata.index.column.stats.column.list": "ts"})
+    clean_table(table, _config(table))
+    deleted = [f for f in files if f not in _base_files(tmp_path)]
+    assert indexed_columns(MetadataTable(str(tmp_path)), deleted) == {f: ["id"] for f in deleted}
+
+
+def test_unknown_metadata_partition_is_refused_before_anything_is_written(tmp_path, capsys):
+    b = _with_mdt(tmp_path, "COPY_ON_WRITE")
+    props = dict(b.table().config.props)
+    write_table_config(b.storage, {**props, "hoodie.table.metadata.partitions": "files,partition_stats"})
+    listing = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert main(["clean", str(tmp_path), "--engine", "local",
+                 "--hoodie-conf", "hoodie.cleaner.commits.retained=2"]) == 2
+    err = capsys.readouterr().err
+    assert "partition_stats" in err and err.count("\n") == 1
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == listing
+
+
+def test_lazy_rollback_with_nothing_to_roll_back_lets_the_clean_run(tmp_path, capsys):
+    b = _with_mdt(tmp_path, "COPY_ON_WRITE")
+    table = HoodieTable(str(tmp_path))
+    config = _config(table, **{"hoodie.cleaner.policy.failed.writes": "LAZY"})
+    assert clean_table(table, config).files_deleted > 0
+    _assert_in_step(tmp_path, capsys)
+    b.commit("20240101000009000", state=State.INFLIGHT)
+    with pytest.raises(Exception, match="metadata table"):
+        rollback_failed_writes(HoodieTable(str(tmp_path)), now_ms=2**62)
+
+
+STEPS = ["partitions", "mdt_requested", "mdt_block_written", "mdt_block_written:2", "mdt_completed",
+         "complete"]
+
+
+@pytest.mark.parametrize("step", STEPS)
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_kill_9_around_the_metadata_deltacommit_then_rerun_finishes(tmp_path, capsys, step, table_type):
+    _with_mdt(tmp_path, table_type, ("column_stats",))
+    files = _base_files(tmp_path)
+    before = MetadataTable(str(tmp_path)).files_listing
+    kill = [sys.executable, str(Path(__file__).with_name("kill_at.py")), str(tmp_path), step, "2"]
+    proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    assert not list((tmp_path / ".hoodie").glob("*.clean"))
+    # The data clean has not completed: readers of the metadata table see none of its records.
+    assert MetadataTable(str(tmp_path)).files_listing == before
+    cmd = [sys.executable, "-m", "hudi_assets.cli", "clean", str(tmp_path), "--engine", "local",
+           "--hoodie-conf", "hoodie.cleaner.commits.retained=2"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert len(list((tmp_path / ".hoodie").glob("*.clean"))) == 1
+    _assert_in_step(tmp_path, capsys)
+    deleted = [f for f in files if f not in _base_files(tmp_path)]
+    assert deleted and indexed_columns(MetadataTable(str(tmp_path)), deleted) == {}
+    rollbacks = list((tmp_path / ".hoodie/metadata/.hoodie").glob("*.rollback"))
+    assert len(rollbacks) == (0 if step == "partitions" else 1)
+    again = clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path))))
+    assert again.executed == [] and again.scheduled is None
+
