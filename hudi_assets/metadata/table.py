@@ -106,14 +106,20 @@ class MetadataTable:
     def _files_lookup(self) -> FilesPartitionLookup:
         return FilesPartitionLookup(self.storage, self.file_slices(FILES_PARTITION), self.block_filter)
 
-    def partition_paths(self) -> list[str]:
-        """Every data partition (Hudi's `fetchAllPartitionPaths`): the `__all_partitions__` record
-        alone, in the order of the HashMap Hudi reads it into. The record is written when the files
-        partition is initialized, so a files partition without it cannot be read."""
-        record = self._files_lookup.records([ALL_PARTITIONS_KEY]).get(ALL_PARTITIONS_KEY)
-        if record is None:
+    def _files_records(self, keys: Iterable[str]) -> dict[str, FilesRecord]:
+        """The records of `keys` and of `__all_partitions__`, which the files partition always holds
+        (written when it is initialized): without it, the partition cannot be read, and a lookup
+        must not take every partition for empty."""
+        records = self._files_lookup.records([ALL_PARTITIONS_KEY, *keys])
+        if ALL_PARTITIONS_KEY not in records:
             raise CorruptFileError(self.storage.uri(FILES_PARTITION),
                                    f"the files partition has no {ALL_PARTITIONS_KEY} record")
+        return records
+
+    def partition_paths(self) -> list[str]:
+        """Every data partition (Hudi's `fetchAllPartitionPaths`): the `__all_partitions__` record
+        alone, in the order of the HashMap Hudi reads it into."""
+        record = self._files_records([])[ALL_PARTITIONS_KEY]
         return [data_partition(name) for name in java_hashmap_order(record.listed())]
 
     def files_in_partitions(self, partitions: Iterable[str]) -> dict[str, dict[str, int]]:
@@ -121,7 +127,7 @@ class MetadataTable:
         `fetchAllFilesInPartitionPaths`): one keyed lookup of their records; a partition without a
         record has no files. Files come in the order of the HashMap Hudi reads the record into."""
         keys = {partition: partition or NON_PARTITIONED_NAME for partition in partitions}
-        records = self._files_lookup.records(keys.values())
+        records = self._files_records(keys.values())
         found = {}
         for partition, key in keys.items():
             record = records.get(key)
