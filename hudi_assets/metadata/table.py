@@ -125,7 +125,9 @@ class MetadataTable:
     def files_in_partitions(self, partitions: Iterable[str]) -> dict[str, dict[str, int]]:
         """Data partition -> file name -> size for `partitions` only (Hudi's
         `fetchAllFilesInPartitionPaths`): one keyed lookup of their records; a partition without a
-        record has no files. Files come in the order of the HashMap Hudi reads the record into."""
+        record has no files. Files come in the order of the HashMap Hudi reads the record into: the
+        view builds its file groups in that order, which decides the cleaner's order of file ids that
+        share a bucket of its HashSet."""
         keys = {partition: partition or NON_PARTITIONED_NAME for partition in partitions}
         records = self._files_records(keys.values())
         found = {}
