@@ -18,6 +18,7 @@ from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.metadata.payloads import partition_files_record
 from hudi_assets.metadata.writer import MetadataTableWriter
 from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.instant import State
 
 COMMITS = [f"2024010100000{n}000" for n in range(1, 8)]
 PARTITIONS = ("p1", "p2", "p3")
@@ -121,3 +122,28 @@ def test_an_unreadable_metadata_table_stops_the_clean_naming_it(tmp_path, capsys
     assert main(["clean", str(tmp_path), "--engine", "local", "--dry-run",
                  "--hoodie-conf", "hoodie.cleaner.commits.retained=2",
                  "--hoodie-conf", "hoodie.metadata.enable=false"]) == 0
+
+
+@pytest.mark.parametrize("in_flight", [False, True])
+def test_a_replaced_partition_is_deleted_unless_storage_holds_files_in_flight(tmp_path, in_flight):
+    """p3's one group is replaced (insert_overwrite into p1) before the earliest commit to retain: the
+    partition goes, unless a write in flight has a file there, which only storage knows (Hudi's
+    hasPendingFiles lists it)."""
+    b, _ = _table(tmp_path, "COPY_ON_WRITE")
+    replace = "20240101000006000"
+    b.commit(replace, {"p1": [base_file("zp1", replace)]}, replaced={"p3": ["ap3"]})
+    new_group = {base_file("zp1", replace): 1}
+    MetadataTableWriter(b.table()).commit(replace, [partition_files_record("p1", new_group)])
+    for t in ("20240101000007000", "20240101000008000", "20240101000009000"):
+        b.commit(t, {"p1": [base_file("ap1", t)]})
+        MetadataTableWriter(b.table()).commit(t, [partition_files_record("p1", {base_file("ap1", t): 1})])
+    if in_flight:
+        b.commit("20240101000010000", {"p3": [base_file("cp3", "20240101000010000")]}, state=State.INFLIGHT)
+    table = HoodieTable(str(tmp_path))
+    from_mdt, planner = plan_clean(table, _config(table, POLICIES["commits"]))
+    assert planner.metadata is not None
+    assert len(from_mdt.file_paths_to_delete["p3"]) == 5  # every slice of the replaced group
+    assert from_mdt.partitions_to_delete == ([] if in_flight else ["p3"])
+    listing = {**POLICIES["commits"], "hoodie.metadata.enable": "false"}
+    from_storage, _ = plan_clean(table, _config(table, listing))
+    assert _decisions(from_mdt) == _decisions(from_storage)
