@@ -14,6 +14,7 @@ from hudi_assets.clean.plan import CleanerPlan
 from hudi_assets.clean.workflow import plan_clean
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
+from hudi_assets.engine import LocalEngine, SparkEngine
 from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.metadata.payloads import partition_files_record
 from hudi_assets.metadata.writer import MetadataTableWriter
@@ -147,3 +148,19 @@ def test_a_replaced_partition_is_deleted_unless_storage_holds_files_in_flight(tm
     listing = {**POLICIES["commits"], "hoodie.metadata.enable": "false"}
     from_storage, _ = plan_clean(table, _config(table, listing))
     assert _decisions(from_mdt) == _decisions(from_storage)
+
+
+@pytest.mark.spark
+def test_spark_tasks_plan_from_the_metadata_table_like_local(tmp_path):
+    """The driver reads each batch from the metadata table; Spark tasks get names and sizes only."""
+    _table(tmp_path, "MERGE_ON_READ")
+    table = HoodieTable(str(tmp_path))
+    config = _config(table, POLICIES["commits"])
+    engine = SparkEngine(master="local[2]")
+    try:
+        on_spark, planner = plan_clean(table, config, engine, with_sizes=True)
+    finally:
+        engine.session.stop()
+    local, _ = plan_clean(table, config, LocalEngine())
+    assert planner.metadata is not None and _decisions(on_spark) == _decisions(local)
+    assert planner.file_sizes and all(size == 1 for sizes in planner.file_sizes.values() for size in sizes)
