@@ -133,11 +133,16 @@ INLINE_COMPACT_TRIGGER_STRATEGY = EnumOption(
     key="hoodie.compact.inline.trigger.strategy", default="NUM_COMMITS", choices=COMPACTION_TRIGGERS,
     doc="MOR: count-based strategies (NUM_COMMITS, NUM_AND_TIME) fence archiving at the delta commits kept")
 
+METADATA_COLUMN_STATS_COLUMNS = StrOption(
+    key="hoodie.metadata.index.column.stats.column.list", default="",
+    doc="columns the metadata table's column_stats index covers (comma-separated); unset: a clean "
+        "deletes the stats the index holds for each deleted file")
+
 CLEAN_OPTIONS: tuple[ConfigOption, ...] = (
     CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED,
     CLEAN_TRIGGER_STRATEGY, CLEAN_MAX_COMMITS, CLEANER_INCREMENTAL_MODE, FAILED_WRITES_CLEANER_POLICY,
     WRITE_CONCURRENCY_MODE, CLEANER_PARALLELISM, ALLOW_MULTIPLE_CLEANS, CLEANER_BOOTSTRAP_BASE_FILE,
-    METADATA_ENABLE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS)
+    METADATA_ENABLE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, METADATA_COLUMN_STATS_COLUMNS)
 # The archiver also reads the cleaner's retention settings (its keep.min follows the cleaner).
 ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
     KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, COMMITS_ARCHIVAL_BATCH, ARCHIVE_BEYOND_SAVEPOINT,
@@ -225,10 +230,6 @@ FILESYSTEM_LOCK_EXPIRE = IntOption(
 HOODIE_FS_ATOMIC_CREATION_SUPPORT = StrOption(
     key="hoodie.fs.atomic_creation.support", default="",
     doc="extra schemes (comma-separated) whose stores create files atomically")
-METADATA_COLUMN_STATS_COLUMNS = StrOption(
-    key="hoodie.metadata.index.column.stats.column.list", default="",
-    doc="columns the metadata table's column_stats index covers (comma-separated); unset: a clean "
-        "deletes the stats the index holds for each deleted file")
 ZK_CONNECT_URL = StrOption(key="hoodie.write.lock.zookeeper.url", default="",
                            doc="ZooKeeper connect string (host:port[,host:port])")
 ZK_BASE_PATH = StrOption(key="hoodie.write.lock.zookeeper.base_path", default="",

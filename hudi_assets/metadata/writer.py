@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
 from hudi_assets.logformat import LogFileName, encode_block
 from hudi_assets.logformat.hfile_block import encode_hfile_data_block
-from hudi_assets.metadata.file_group import MetadataFileSlice, latest_file_slices
+from hudi_assets.metadata.file_group import BlockFilter, MetadataFileSlice, latest_file_slices
 from hudi_assets.metadata.keys import file_group_index
 from hudi_assets.metadata.payloads import METADATA_RECORD_SCHEMA, WRITER_SCHEMA, MetadataRecord
 from hudi_assets.metadata.table import METADATA_FOLDER
@@ -126,9 +126,11 @@ class MetadataTableWriter:
         return routed
 
     def latest_slices(self, partition: str) -> list[tuple[MetadataFileSlice, str]]:
-        """Every file group's latest slice of one metadata partition, in file-group order, with the
-        slice's base instant (its base file's, or its log files' when it has none yet)."""
-        slices = latest_file_slices(partition, self.storage.list(partition), lambda _: True, None)
+        """Every file group's latest slice of one metadata partition (base files of completed
+        compactions only), in file-group order, with the slice's base instant (its base file's, or its
+        log files' when it has none yet)."""
+        committed = BlockFilter.of(self.open().active_timeline.commits_timeline(), frozenset()).is_committed
+        slices = latest_file_slices(partition, self.storage.list(partition), committed, None)
         if not slices:
             raise CorruptFileError(self.storage.uri(partition), "the metadata partition has no file group")
         result = []

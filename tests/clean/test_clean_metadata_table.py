@@ -189,3 +189,42 @@ def test_kill_9_around_the_metadata_deltacommit_then_rerun_finishes(tmp_path, ca
     again = clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path))))
     assert again.executed == [] and again.scheduled is None
 
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("policy", ["KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"])
+def test_demo_table_reads_the_same_after_cleans_kept_in_step(tmp_path, capsys, table_type, policy):
+    hudi = pytest.importorskip("hudi")
+    import pyarrow as pa
+
+    from hudi_assets.demo import generate_table
+    from hudi_assets.storage import Storage
+
+    generate_table(Storage(str(tmp_path)), table_type, name="t", partitions=2, commits=8,
+                   files_per_partition=2, records_per_file=3, update_fraction=0.5, bloom_entries=1000, seed=3)
+    initialize_from_filesystem(HoodieTable(str(tmp_path)))
+
+    def rows():
+        batches = hudi.HudiTable(str(tmp_path)).read()
+        return sorted(r["id"] + r["_hoodie_commit_time"] for r in pa.Table.from_batches(batches).to_pylist())
+
+    before = rows()
+    conf = {"hoodie.cleaner.policy": policy, "hoodie.cleaner.fileversions.retained": "1"}
+    table = HoodieTable(str(tmp_path))
+    assert clean_table(table, _config(table, **conf)).files_deleted > 0
+    assert rows() == before
+    assert main(["metadata", str(tmp_path), "--validate"]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    again = clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path)), **conf))
+    assert again.executed == [] and again.scheduled is None
+
+
+def test_non_partitioned_table_is_kept_in_step(tmp_path, capsys):
+    b = TableBuilder(tmp_path, "COPY_ON_WRITE", partitioned=False)
+    for t in COMMITS:
+        b.commit(t, {"": [base_file("a", t)]})
+    initialize_from_filesystem(b.table())
+    assert clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path)))).files_deleted == 2
+    assert main(["metadata", str(tmp_path), "--validate"]) == 0, capsys.readouterr()
+    listing = MetadataTable(str(tmp_path)).files_listing.partitions
+    assert set(listing[""]) == {base_file("a", t) for t in COMMITS[2:]}
