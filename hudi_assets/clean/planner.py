@@ -4,13 +4,17 @@ Driver side: the earliest commit to retain (ECTR), the partitions to scan (full 
 and the timeline-derived sets (replaced file groups, pending compaction operations, savepointed
 files). Per partition, as one engine task each: list the partition, build its file groups and
 decide its files and its deletion flag (`plan_partition`), so a table with many partitions plans
-on a cluster. Spec: table-services.md §3; Hudi: CleanPlanner, CleanerUtils, CleanPlanActionExecutor.
+on a cluster. With a metadata table (`hoodie.metadata.enable`), partitions and files come from its
+`files` partition instead of storage, read on the driver a batch of `cleaner.parallelism` partitions
+at a time, as Hudi's `loadPartitions` does before each batch: the tasks get their partition's names
+and sizes and list nothing, and the driver holds one batch of names at a time.
+Spec: table-services.md §3; Hudi: CleanPlanner, CleanerUtils, CleanPlanActionExecutor.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from itertools import repeat
 
@@ -26,6 +30,7 @@ from hudi_assets.fsview import (
     list_partitions,
 )
 from hudi_assets.java_collections import JavaHashMap, java_hashmap_order, java_string_hash
+from hudi_assets.metadata.table import listing_metadata_table
 from hudi_assets.storage import DirectoryListing, Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
@@ -115,6 +120,20 @@ def list_and_plan_partition(ctx: PlanContext, task: PartitionTask) -> PartitionD
     """List one partition (empty when it is gone) and decide it."""
     listing = ctx.storage.list_directory(task.partition)
     return plan_partition(ctx, task, listing.files, listing)
+
+
+def plan_listed_partition(ctx: PlanContext, task: PartitionTask, files: dict[str, int]) -> PartitionDecision:
+    """Decide one partition from the metadata table's listing (name -> size). Before the partition
+    is marked for deletion, storage is listed for files of writes still in flight, which the
+    metadata table does not list yet (Hudi's `hasPendingFiles`)."""
+    names = list(files)
+    decision = plan_partition(ctx, task, names, DirectoryListing(names, [], files))
+    if decision.delete_partition:
+        on_storage = build_file_groups(task.partition, ctx.storage.list_directory(task.partition).files,
+                                       ctx.base_extension)
+        if any(file_id not in task.replaced for file_id in on_storage):
+            return replace(decision, delete_partition=False)
+    return decision
 
 
 def plan_partition(ctx: PlanContext, task: PartitionTask, names: list[str],
@@ -232,6 +251,8 @@ class CleanPlanner:
         self.file_sizes: dict[str, list[int]] = {}
         self.timeline = table.active_timeline
         self.view = FileSystemView(table, self.engine, parallelism=config.parallelism)
+        # The metadata table the view lists through; None: storage.
+        self.metadata = listing_metadata_table(table.storage, table.config, config.metadata_enabled)
         self.commit_timeline = self.timeline.completed_commits_timeline(table.is_mor)  # TABLE-COMMITS
         self.empty_last_clean: Instant | None = None  # found empty: the scheduler deletes it
 
@@ -275,6 +296,8 @@ class CleanPlanner:
         return None
 
     def all_partitions(self) -> list[str]:
+        if self.metadata is not None:
+            return self.metadata.partition_paths()
         listings = list_partitions(self.table.storage, self.engine, self.config.parallelism)
         return [p.partition for p in listings]
 
@@ -348,6 +371,9 @@ class CleanPlanner:
         listing its partition once. `partitions` None: every partition, decided in the task of the
         table-wide discovery that lists it."""
         ctx = self._context(ectr)
+        if self.metadata is not None:
+            return self._decide_from_metadata(ctx, self.all_partitions() if partitions is None
+                                              else partitions)
         if partitions is None:
             tasks = self._tasks_by_partition()
 
@@ -364,6 +390,20 @@ class CleanPlanner:
         parallelism = store_parallelism(self.engine, self.table.storage.is_local,
                                         min(len(tasks), self.config.parallelism))
         return self.engine.map(lambda task: list_and_plan_partition(ctx, task), tasks, parallelism)
+
+    def _decide_from_metadata(self, ctx: PlanContext, partitions: list[str]) -> list[PartitionDecision]:
+        """Each batch of `cleaner.parallelism` partitions: one keyed read of their files on the driver,
+        then one engine task per partition, which lists nothing (sizes come with the names)."""
+        by_partition = self._tasks_by_partition()
+        batch_size = self.config.parallelism
+        parallelism = store_parallelism(self.engine, True, min(len(partitions), batch_size))
+        decisions: list[PartitionDecision] = []
+        for start in range(0, len(partitions), batch_size):
+            listed = self.metadata.files_in_partitions(partitions[start:start + batch_size])
+            items = [(by_partition.get(p) or PartitionTask(p, {}, {}, frozenset()), files)
+                     for p, files in listed.items()]
+            decisions += self.engine.map(lambda item: plan_listed_partition(ctx, *item), items, parallelism)
+        return decisions
 
     def plan(self) -> CleanerPlan:
         """The plan Hudi 0.15 would request (CleanPlanActionExecutor.requestClean)."""

@@ -31,13 +31,17 @@ def decode_hfile_records(
     records = []
     for row, value in reader.entries():
         key = row.decode("utf-8", errors="replace")
-        try:
-            record = schemaless_reader(io.BytesIO(value), schema, None)
-        except Exception as exc:  # fastavro raises many kinds for bad bytes
-            raise CorruptFileError(
-                reader.name, f"{where}: the record of key {key!r} cannot be decoded: {exc!r}") from exc
-        records.append((key, record))
+        records.append((key, decode_hfile_value(value, schema, key, reader.name, where)))
     return records
+
+
+def decode_hfile_value(value: bytes, schema: Schema, key: str, path: str, where: str) -> dict[str, Any]:
+    """One cell's record (plain Avro binary of `schema`); bad bytes are a corrupt file."""
+    try:
+        return schemaless_reader(io.BytesIO(value), schema, None)
+    except Exception as exc:  # fastavro raises many kinds for bad bytes
+        problem = f"{where}: the record of key {key!r} cannot be decoded: {exc!r}"
+        raise CorruptFileError(path, problem) from exc
 
 
 def decode_hfile_data_block(block: LogBlock, *, path: str = "<log block>") -> list[tuple[str, Any]]:

@@ -135,24 +135,40 @@ def read_files_records(storage: Storage, file_slice: MetadataFileSlice,
         for key, record in _base_records(storage, file_slice.path(file_slice.base_file)):
             merged[key] = record
     for key, record in log_records.items():
-        if record is None:
+        result = merge_onto_base(merged.get(key), record)
+        if result is None:
             merged.pop(key, None)
-        elif key in merged:
-            merged[key] = combine(merged[key], record)
         else:
-            merged[key] = record
+            merged[key] = result
     return merged
 
 
+def merge_onto_base(base: FilesRecord | None, log: FilesRecord | None) -> FilesRecord | None:
+    """A key's merged log record (None: deleted in the logs) merged onto its base-file record."""
+    if log is None or base is None:
+        return log
+    return combine(base, log)
+
+
+def merge_log_record(previous: FilesRecord | None, record: FilesRecord) -> FilesRecord:
+    """A later log record of a key onto what the earlier blocks left (None: absent or deleted)."""
+    return record if previous is None else combine(previous, record)
+
+
 def _base_records(storage: Storage, rel: str) -> list[tuple[str, FilesRecord]]:
+    reader, schema = open_base_file(storage, rel)
+    return [(key, FilesRecord.from_avro(key, record, reader.name))
+            for key, record in decode_hfile_records(reader, schema, where="base file")]
+
+
+def open_base_file(storage: Storage, rel: str) -> tuple[HFileReader, str]:
+    """A base HFile's reader and the Avro schema (text) of its records, from its file info."""
     path = storage.uri(rel)
     reader = HFileReader(storage.read(rel), name=path)
     schema = reader.file_info.get(_SCHEMA_KEY)
     if schema is None:
         raise CorruptFileError(path, "the HFile's file info has no Avro schema")
-    where = "base file"
-    return [(key, FilesRecord.from_avro(key, record, path))
-            for key, record in decode_hfile_records(reader, schema.decode("utf-8"), where=where)]
+    return reader, schema.decode("utf-8")
 
 
 def valid_log_blocks(storage: Storage, file_slice: MetadataFileSlice,
@@ -203,9 +219,7 @@ def scan_log_records(storage: Storage, file_slice: MetadataFileSlice,
                     records[key] = None
         elif block.block_type is BlockType.HFILE_DATA:
             for key, avro in decode_hfile_data_block(block, path=path):
-                record = FilesRecord.from_avro(key, avro, path)
-                previous = records.get(key)
-                records[key] = record if previous is None else combine(previous, record)
+                records[key] = merge_log_record(records.get(key), FilesRecord.from_avro(key, avro, path))
         else:
             raise CorruptFileError(path, f"{block.block_type.name} block at offset {block.offset}: the "
                                          "metadata table writes only HFILE_DATA and DELETE blocks")

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
 from hudi_assets.exceptions import CorruptFileError, MetadataTableNotFoundError
+from hudi_assets.java_collections import java_hashmap_order
 from hudi_assets.metadata.file_group import (
     BlockFilter,
     MetadataFileSlice,
@@ -15,7 +16,14 @@ from hudi_assets.metadata.file_group import (
     read_files_records,
 )
 from hudi_assets.metadata.instants import valid_instant_timestamps
-from hudi_assets.metadata.records import ALL_PARTITIONS_KEY, FILES_PARTITION, FilesRecord, data_partition
+from hudi_assets.metadata.lookup import FilesPartitionLookup
+from hudi_assets.metadata.records import (
+    ALL_PARTITIONS_KEY,
+    FILES_PARTITION,
+    NON_PARTITIONED_NAME,
+    FilesRecord,
+    data_partition,
+)
 from hudi_assets.storage import Storage
 from hudi_assets.table_config import PROPERTIES_FILE, TableConfig, load_table_config
 from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT, Instant
@@ -94,6 +102,41 @@ class MetadataTable:
             listing[data_partition(name)] = dict(sorted(record.listed().items())) if record else {}
         return FilesListing(listing)
 
+    @cached_property
+    def _files_lookup(self) -> FilesPartitionLookup:
+        return FilesPartitionLookup(self.storage, self.file_slices(FILES_PARTITION), self.block_filter)
+
+    def _files_records(self, keys: Iterable[str]) -> dict[str, FilesRecord]:
+        """The records of `keys` and of `__all_partitions__`, which the files partition always holds
+        (written when it is initialized): without it, the partition cannot be read, and a lookup
+        must not take every partition for empty."""
+        records = self._files_lookup.records([ALL_PARTITIONS_KEY, *keys])
+        if ALL_PARTITIONS_KEY not in records:
+            raise CorruptFileError(self.storage.uri(FILES_PARTITION),
+                                   f"the files partition has no {ALL_PARTITIONS_KEY} record")
+        return records
+
+    def partition_paths(self) -> list[str]:
+        """Every data partition (Hudi's `fetchAllPartitionPaths`): the `__all_partitions__` record
+        alone, in the order of the HashMap Hudi reads it into."""
+        record = self._files_records([])[ALL_PARTITIONS_KEY]
+        return [data_partition(name) for name in java_hashmap_order(record.listed())]
+
+    def files_in_partitions(self, partitions: Iterable[str]) -> dict[str, dict[str, int]]:
+        """Data partition -> file name -> size for `partitions` only (Hudi's
+        `fetchAllFilesInPartitionPaths`): one keyed lookup of their records; a partition without a
+        record has no files. Files come in the order of the HashMap Hudi reads the record into: the
+        view builds its file groups in that order, which decides the cleaner's order of file ids that
+        share a bucket of its HashSet."""
+        keys = {partition: partition or NON_PARTITIONED_NAME for partition in partitions}
+        records = self._files_records(keys.values())
+        found = {}
+        for partition, key in keys.items():
+            record = records.get(key)
+            listed = record.listed() if record is not None else {}
+            found[partition] = {name: listed[name] for name in java_hashmap_order(listed)}
+        return found
+
     def latest_compaction(self) -> Instant | None:
         """The last completed compaction of the metadata table (a completed `commit`)."""
         return self.timeline.filter_completed().filter_actions({COMMIT}).last()
@@ -108,3 +151,13 @@ class MetadataTable:
                     else {i.timestamp: i.timestamp for i in completed})
         after = finished.get(instant.timestamp, instant.timestamp)
         return [i for i in completed if finished.get(i.timestamp, i.timestamp) > after]
+
+
+def listing_metadata_table(storage: Storage, config: TableConfig, enabled: bool) -> MetadataTable | None:
+    """The metadata table a file-system view lists through, as Hudi's `HoodieTableMetadata.create`
+    picks it: with `hoodie.metadata.enable` when the table's files partition is built
+    (`isMetadataTableAvailable`); None: list storage (`FileSystemBackedTableMetadata`). A metadata table
+    the table says it has but that cannot be read is an error, never a silent fallback to listing."""
+    if not enabled or FILES_PARTITION not in config.metadata_partitions:
+        return None
+    return MetadataTable(storage)

@@ -15,6 +15,7 @@ from hudi_assets.maintenance import maintenance_status
 from hudi_assets.orchestration.checks import check_result, logged, settings_in_force
 from hudi_assets.orchestration.display import bytes_metadata, instant_epoch, instant_metadata, table_value
 from hudi_assets.orchestration.invariants import TIMELINE_SCHEMA, violations
+from hudi_assets.orchestration.metadata_checks import metadata_table_facts
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.report import timeline_rows
 
@@ -35,7 +36,8 @@ def _age_hours(table: HoodieTable, instant: str, now: float) -> float | None:
 
 
 def timeline_snapshot(context: dg.AssetExecutionContext, key: str):
-    """The table's active and archived timeline: counts, pending instants and their ages."""
+    """The table's active and archived timeline: counts, pending instants and their ages; the metadata
+    table's partitions, file groups, latest compaction and deltacommits since."""
     hudi = context.resources.hudi
     table = hudi.open(key)
     config = hudi.write_config(key, table)
@@ -64,6 +66,7 @@ def timeline_snapshot(context: dg.AssetExecutionContext, key: str):
         "retention_settings": dg.MetadataValue.json(settings_in_force(config)),
         "clean_due": status.clean_due,
         "archive_due": status.archive_due,
+        **metadata_table_facts(table),
     })
 
 

@@ -40,6 +40,7 @@ class TableTarget:
     asset_keys: frozenset[dg.AssetKey]
     job_name: str
     partition_key: str | None = None
+    check_keys: frozenset[dg.AssetCheckKey] | None = None  # None: every check of `asset_keys`
 
     def owns(self, run: dg.DagsterRun) -> bool:
         """Whether `run` works on this table, however it was launched (sensor, UI, backfill, CLI)."""
@@ -54,8 +55,11 @@ class TableTarget:
         tags = {TABLE_TAG: self.key, "hudi/reason": reason}
         if registry.dry_run:
             tags[DRY_RUN_TAG] = "true"
+        checks = (None if self.check_keys is None
+                  else sorted(self.check_keys, key=lambda k: k.to_user_string()))
         return dg.RunRequest(run_key=run_key, partition_key=self.partition_key,
-                             asset_selection=sorted(self.asset_keys, key=lambda k: k.path), tags=tags)
+                             asset_selection=sorted(self.asset_keys, key=lambda k: k.path),
+                             asset_check_keys=checks, tags=tags)
 
 
 def fingerprint(table: HoodieTable, registry: HudiTableRegistry, key: str) -> str:

@@ -1,7 +1,9 @@
 """clean_plan -> clean_result: Hudi's cleaner as two steps over the core workflow.
 
-The plan is validated in memory before `<t>.clean.requested` is written: a requested clean is one
-Hudi's own writers would go on to execute, so an unsafe plan must never reach the timeline.
+Before planning, clean_plan checks that the metadata table (which it plans from) agrees with storage in
+the partitions it is about to plan (`metadata_checks`). The plan is validated in memory before
+`<t>.clean.requested` is written: a requested clean is one Hudi's own writers would go on to execute,
+so an unsafe plan must never reach the timeline.
 clean_result loads nothing from clean_plan: it executes exactly the pending plans the core re-reads
 from the timeline and re-validates (`run_pending`), whoever requested them and whenever.
 """
@@ -35,6 +37,7 @@ from hudi_assets.fsview import FileSystemView
 from hudi_assets.orchestration.checks import check_result, logged, retention_guard
 from hudi_assets.orchestration.display import bytes_metadata, instant_metadata, readable_bytes, table_value
 from hudi_assets.orchestration.invariants import SURVIVORS_SCHEMA, violations
+from hudi_assets.orchestration.metadata_checks import metadata_guard
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 
@@ -95,6 +98,7 @@ def clean_plan(context: dg.AssetExecutionContext, key: str):
     if not hudi.dry_run:  # under LAZY, failed writes go first: they would pin the ECTR forever
         roll_back_failed_writes(table, config, hudi.engine_for(context.resources.spark))
     pending = pending_cleans(table)
+    yield from metadata_guard(context, key, table, config, pending)
     plans = [p for p in pending if p.plan is not None]
     planner = None
     if plans:

@@ -31,6 +31,13 @@ from hudi_assets.orchestration.checks import (
     retention_spec,
 )
 from hudi_assets.orchestration.clean_assets import clean_plan, clean_result
+from hudi_assets.orchestration.metadata_checks import (
+    AGREES,
+    AGREES_DESCRIPTION,
+    AGREES_ELSEWHERE,
+    AGREES_ELSEWHERE_DESCRIPTION,
+    metadata_table_agrees_elsewhere,
+)
 from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.orchestration.tables import (
     DRY_RUN_TAG,
@@ -61,6 +68,7 @@ class Step:
 STEPS = (
     Step("timeline_snapshot", timeline_snapshot),
     Step("clean_plan", clean_plan, "timeline_snapshot", spark=True, deletes=True, checks=(
+        (AGREES, True, AGREES_DESCRIPTION),
         ("plan_is_safe", True, "Every pending plan, and a new one before it is requested, passes the core's "
                                "safety rule: data files of the table only, inside the base path; no latest "
                                "slice, savepointed file, file read by a pending compaction/clustering, or "
@@ -75,13 +83,28 @@ STEPS = (
     Step("merged_archive_files", merged_archive_files, "archive_batch", deletes=True),
 )
 
-# Checks of timeline_snapshot that run on their own (the UI's Execute button runs them alone).
+@dataclass(frozen=True)
+class StandaloneCheck:
+    """A check that runs on its own (the UI's Execute button runs it alone); `per_run`: also in every
+    maintenance run (jobs, sensor, schedule)."""
+
+    name: str
+    function: Callable
+    blocking: bool
+    description: str
+    asset: str = "timeline_snapshot"
+    per_run: bool = True
+
+
 STANDALONE_CHECKS = (
-    (RETENTION_CHECK, retention_settings_are_safe, True, RETENTION_DESCRIPTION),
-    ("timeline_is_well_formed", timeline_is_well_formed, True,
-     "Every instant time is well formed and no two instants share time and action."),
-    ("no_stale_pending_write", no_stale_pending_write, False,
-     "WARN when the oldest pending write, which fences archiving, is over a day old."),
+    StandaloneCheck(RETENTION_CHECK, retention_settings_are_safe, True, RETENTION_DESCRIPTION),
+    StandaloneCheck("timeline_is_well_formed", timeline_is_well_formed, True,
+                    "Every instant time is well formed and no two instants share time and action."),
+    StandaloneCheck("no_stale_pending_write", no_stale_pending_write, False,
+                    "WARN when the oldest pending write, which fences archiving, is over a day old."),
+    # A full listing of the table: not in every run (see orchestration.metadata_checks).
+    StandaloneCheck(AGREES_ELSEWHERE, metadata_table_agrees_elsewhere, False, AGREES_ELSEWHERE_DESCRIPTION,
+                    asset="clean_plan", per_run=False),
 )
 
 
@@ -144,25 +167,41 @@ def _asset(step: Step, layout: _Layout) -> dg.AssetsDefinition:
     return _compute
 
 
-def _standalone_check(layout: _Layout, name: str, function: Callable, blocking: bool,
-                      description: str) -> dg.AssetChecksDefinition:
-    @dg.asset_check(asset=asset_key(layout.prefix, STEPS[0].name), name=name, blocking=blocking,
-                    description=description, partitions_def=layout.partitions_def,
+def _standalone_check(layout: _Layout, check: StandaloneCheck) -> dg.AssetChecksDefinition:
+    @dg.asset_check(asset=asset_key(layout.prefix, check.asset), name=check.name, blocking=check.blocking,
+                    description=check.description, partitions_def=layout.partitions_def,
                     required_resource_keys={"hudi"}, pool=layout.pool)
     def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        return function(context, layout.table_of(context.op_execution_context))
+        return check.function(context, layout.table_of(context.op_execution_context))
 
     return _check
 
 
 def _standalone_checks(layout: _Layout) -> list[dg.AssetChecksDefinition]:
-    return [_standalone_check(layout, *check) for check in STANDALONE_CHECKS]
+    return [_standalone_check(layout, check) for check in STANDALONE_CHECKS]
+
+
+def _on_demand(layout: _Layout) -> frozenset[dg.AssetCheckKey]:
+    """The standalone checks left out of maintenance runs."""
+    return frozenset(dg.AssetCheckKey(asset_key(layout.prefix, c.asset), c.name)
+                     for c in STANDALONE_CHECKS if not c.per_run)
 
 
 def _per_table(spec: HudiTableSpec, translator: HudiTranslator, spark_pool: str | None) -> _Layout:
     return _Layout(translator.key_prefix(spec), translator.group_name(spec), lambda _context: spec.key,
                    pool=translator.pool(spec), spark_pool=spark_pool, owners=translator.owners,
                    tags=translator.asset_tags(spec), metadata=translator.metadata(spec))
+
+
+def _run_checks(definitions: list, keys: frozenset[dg.AssetKey], on_demand: frozenset[dg.AssetCheckKey]
+                ) -> frozenset[dg.AssetCheckKey]:
+    """The checks a maintenance run of `keys` evaluates: every check on them but the on-demand ones."""
+    return frozenset(check for d in definitions for check in d.check_keys
+                     if check.asset_key in keys and check not in on_demand)
+
+
+def _run_selection(keys: frozenset[dg.AssetKey], checks: frozenset[dg.AssetCheckKey]) -> dg.AssetSelection:
+    return dg.AssetSelection.assets(*keys).without_checks() | dg.AssetSelection.checks(*checks)
 
 
 def build_hudi_maintenance_assets(registry: HudiTableRegistry, *, partitioned: bool = False,
@@ -182,12 +221,13 @@ def build_hudi_maintenance_assets(registry: HudiTableRegistry, *, partitioned: b
         built.assets = [_asset(step, layout) for step in STEPS]
         built.asset_checks = _standalone_checks(layout)
         keys = frozenset(a.key for a in built.assets)
-        built.jobs = [dg.define_asset_job(PARTITIONED_JOB, selection=dg.AssetSelection.assets(*keys),
+        checks = _run_checks([*built.assets, *built.asset_checks], keys, _on_demand(layout))
+        built.jobs = [dg.define_asset_job(PARTITIONED_JOB, selection=_run_selection(keys, checks),
                                           partitions_def=TABLES, executor_def=dg.in_process_executor,
                                           description="Maintenance of one Hudi table (a partition each).")]
 
         def target(key: str) -> TableTarget:
-            return TableTarget(key, keys, PARTITIONED_JOB, partition_key=key)
+            return TableTarget(key, keys, PARTITIONED_JOB, partition_key=key, check_keys=checks)
 
         targets = None
     else:
@@ -197,12 +237,14 @@ def build_hudi_maintenance_assets(registry: HudiTableRegistry, *, partitioned: b
             assets = [_asset(step, layout) for step in STEPS]
             keys = frozenset(a.key for a in assets)
             built.assets += assets
-            built.asset_checks += _standalone_checks(layout)
+            standalone = _standalone_checks(layout)
+            built.asset_checks += standalone
+            checks = _run_checks(assets + standalone, keys, _on_demand(layout))
             built.jobs.append(dg.define_asset_job(
-                translator.job_name(spec), selection=dg.AssetSelection.assets(*keys),
+                translator.job_name(spec), selection=_run_selection(keys, checks),
                 tags=translator.run_tags(spec, registry), executor_def=dg.in_process_executor,
                 description=f"Maintenance of {spec.database}.{spec.key} ({spec.base_path})."))
-            targets[spec.key] = TableTarget(spec.key, keys, translator.job_name(spec))
+            targets[spec.key] = TableTarget(spec.key, keys, translator.job_name(spec), check_keys=checks)
         target = targets.get
     selection = dg.AssetSelection.assets(*[a.key for a in built.assets])
     built.sensors = [build_sensor(selection, target, TABLES if partitioned else None)]

@@ -15,6 +15,7 @@ from hudi_assets.hfile import write_hfile
 from hudi_assets.logformat import BlockType, HeaderKey, LogBlock, encode_block, rollback_command_block
 from hudi_assets.logformat.delete_block import decode_delete_block
 from hudi_assets.metadata.file_group import BlockFilter, latest_file_slices, read_files_records
+from hudi_assets.metadata.lookup import FilesPartitionLookup
 from hudi_assets.metadata.records import FileInfo, FilesRecord, combine
 from hudi_assets.storage import Storage
 
@@ -73,7 +74,11 @@ def _filter(*valid: str, inflight: tuple[str, ...] = ()) -> BlockFilter:
 
 
 def _listed(storage, slices, blocks) -> dict[str, dict[str, int]]:
-    return {key: record.listed() for key, record in read_files_records(storage, slices[0], blocks).items()}
+    """The full read of the slice, checked against keyed lookups of every key (and of an absent one)."""
+    full = {key: record.listed() for key, record in read_files_records(storage, slices[0], blocks).items()}
+    keyed = FilesPartitionLookup(storage, slices, blocks).records(["p1", "p2", "p3", "absent"])
+    assert {key: record.listed() for key, record in keyed.items()} == full
+    return full
 
 
 def test_log_records_merge_onto_the_base_file(tmp_path):

@@ -1,0 +1,123 @@
+"""The metadata table in the graph: whether it agrees with storage, and its facts for timeline_snapshot.
+
+A clean plans from the metadata table's `files` partition (then re-validates the plan against
+storage before any delete). So before clean_plan plans, the partitions it is about to plan are
+compared with storage: a blocking check, and nothing is planned when they disagree. The other
+partitions are compared by a WARN check that runs on its own (the UI's Execute, or a schedule of your
+own) and not in every maintenance run: a full listing per run would undo what planning from the
+metadata table saves. A table without a metadata table passes both, saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import dagster as dg
+import pandas as pd
+
+from hudi_assets.clean.config import CleanConfig
+from hudi_assets.clean.planner import CleanPlanner
+from hudi_assets.clean.trigger import needs_cleaning
+from hudi_assets.clean.workflow import PendingClean, pending_cleans
+from hudi_assets.metadata.records import FILES_PARTITION
+from hudi_assets.metadata.table import MetadataTable
+from hudi_assets.metadata.validate import validate_files
+from hudi_assets.orchestration.checks import logged
+from hudi_assets.orchestration.display import instant_metadata, table_value
+from hudi_assets.table import HoodieTable
+
+AGREES = "metadata_table_agrees_with_storage"
+AGREES_DESCRIPTION = ("The metadata table lists exactly the data files on storage in the partitions the "
+                      "clean is about to plan (or the pending plans touch); nothing is planned otherwise. "
+                      "Passes for a table without a metadata table.")
+AGREES_ELSEWHERE = "metadata_table_agrees_with_storage_elsewhere"
+AGREES_ELSEWHERE_DESCRIPTION = ("WARN when the metadata table and storage disagree in the partitions the "
+                                "next clean does not plan. A full listing: runs on its own (Execute), "
+                                "not in maintenance runs.")
+DIFFERENCE_COLUMNS = ["partition", "file", "problem"]
+
+
+def has_files_partition(table: HoodieTable) -> bool:
+    return FILES_PARTITION in table.config.metadata_partitions
+
+
+def candidate_partitions(table: HoodieTable, config: CleanConfig,
+                         pending: list[PendingClean] | None = None) -> list[str]:
+    """The partitions the next clean deals with: those of the pending plans when there are any
+    (they run first), else those the planner would scan now (none when no clean is due)."""
+    pending = pending_cleans(table) if pending is None else pending
+    plans = [p.plan for p in pending if p.plan is not None]
+    if plans:
+        return sorted({p for plan in plans for p in [*plan.file_paths_to_delete, *plan.partitions_to_delete]})
+    if not needs_cleaning(table, config):
+        return []
+    planner = CleanPlanner(table, config)
+    return planner.partitions_to_clean(planner.earliest_commit_to_retain())
+
+
+def agreement_check(context: dg.OpExecutionContext, table: HoodieTable, name: str,
+                    severity: dg.AssetCheckSeverity, partitions: Collection[str] | None = None,
+                    exclude: Collection[str] = ()) -> dg.AssetCheckResult:
+    """`validate_files` over `partitions` (all when None) but `exclude`, as a check result."""
+    if not has_files_partition(table):
+        return dg.AssetCheckResult(check_name=name, passed=True, severity=severity,
+                                   description="no metadata table",
+                                   metadata={"metadata_table": False, "differences": 0})
+    differences = validate_files(MetadataTable(table.storage), partitions, exclude)
+    scope = {"partitions_checked": len(partitions)} if partitions is not None else {
+        "partitions_left_out": len(exclude)}
+    frame = pd.DataFrame([(d.partition, d.file, d.problem) for d in differences], columns=DIFFERENCE_COLUMNS)
+    description = None
+    if differences:
+        shown = "; ".join(str(d) for d in differences[:5])
+        description = (f"the metadata table and storage disagree about {len(differences)} file(s): {shown}"
+                       f"{'; ...' if len(differences) > 5 else ''}. Check with `hudi-assets metadata "
+                       f"{table.base_path} --validate`")
+    return logged(context, dg.AssetCheckResult(
+        check_name=name, passed=not differences, severity=severity, description=description,
+        metadata={"metadata_table": True, "differences": len(differences), **scope,
+                  "offending_rows": table_value(frame.head(50))}))
+
+
+def metadata_guard(context: dg.OpExecutionContext, key: str, table: HoodieTable, config: CleanConfig,
+                   pending: list[PendingClean]):
+    """Yields the blocking agreement check of the partitions about to be cleaned; raises (nothing
+    planned, nothing deleted) when it fails."""
+    partitions = candidate_partitions(table, config, pending) if has_files_partition(table) else []
+    result = agreement_check(context, table, AGREES, dg.AssetCheckSeverity.ERROR, partitions)
+    yield result
+    if not result.passed:
+        raise dg.Failure(description=f"{key}: {result.description}; nothing was planned or deleted",
+                         allow_retries=False)
+
+
+def metadata_table_agrees_elsewhere(context: dg.AssetCheckExecutionContext, key: str) -> dg.AssetCheckResult:
+    """The standalone WARN check: every partition but those the next clean deals with."""
+    hudi = context.resources.hudi
+    table = hudi.open(key)
+    exclude = []
+    if has_files_partition(table):
+        exclude = candidate_partitions(table, CleanConfig.from_write_config(hudi.write_config(key, table)))
+    return agreement_check(context.op_execution_context, table, AGREES_ELSEWHERE,
+                           dg.AssetCheckSeverity.WARN, None, exclude)
+
+
+def metadata_table_facts(table: HoodieTable) -> dict[str, object]:
+    """The metadata table's partitions and file groups, its latest compaction and the deltacommits
+    since (MDT compaction stays with the table's writer); the same fields, empty, without one."""
+    rows, compaction, since = [], None, 0
+    present = has_files_partition(table)
+    if present:
+        metadata = MetadataTable(table.storage)
+        rows = [(p, len(metadata.file_slices(p))) for p in metadata.partitions]
+        latest = metadata.latest_compaction()
+        compaction = latest.timestamp if latest else None
+        since = len(metadata.deltacommits_since(latest))
+    frame = pd.DataFrame(rows, columns=["partition", "file_groups"])
+    return {
+        "metadata_table": present,
+        "metadata_partitions": table_value(frame),
+        "metadata_file_groups": int(frame["file_groups"].sum()),
+        **instant_metadata("metadata_latest_compaction", compaction, table.config.timeline_timezone),
+        "metadata_deltacommits_since_compaction": since,
+    }
