@@ -105,7 +105,9 @@ def test_name_that_is_not_utf8_is_refused_by_name(demo, capsys, command, where):
     with open(path, "wb") as fh:
         fh.write(b"x")
     before = snapshot(base)
-    extra = ["--engine", "local"] if command == "clean" else ARCHIVE_SMALL if command == "archive" else []
+    # demo_mor keeps a metadata table: list storage, where the stray name is
+    extra = (["--engine", "local", "--hoodie-conf", "hoodie.metadata.enable=false"] if command == "clean"
+             else ARCHIVE_SMALL if command == "archive" else [])
     assert main([command, str(base), *extra]) == 2
     line = error_line(capsys.readouterr().err, "hudi-assets: error:")
     shown = where.rsplit(b"/", 1)[-1] if b"\xfe" in where else where
