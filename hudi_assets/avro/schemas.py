@@ -21,22 +21,23 @@ import fastavro
 
 NAMESPACE = "org.apache.hudi.avro.model"
 
-_REQUIRED = object()
+NO_DEFAULT = object()
 _RESERVED = frozenset({"type", "name", "namespace", "doc", "fields", "items", "values", "aliases"})
 
 
-def _field(name: str, type_: Any, default: Any = _REQUIRED, doc: str | None = None) -> dict[str, Any]:
+def field(name: str, type_: Any, default: Any = NO_DEFAULT, doc: str | None = None) -> dict[str, Any]:
+    """One Avro field, keys in the order Java's `Schema.toString` writes them."""
     field: dict[str, Any] = {"name": name, "type": type_}
     if doc is not None:
         field["doc"] = doc
-    if default is not _REQUIRED:
+    if default is not NO_DEFAULT:
         field["default"] = default
     return field
 
 
 def _optional(name: str, type_: Any, doc: str | None = None) -> dict[str, Any]:
     """The ubiquitous `["null", T]` field with default null."""
-    return _field(name, ["null", type_], None, doc)
+    return field(name, ["null", type_], None, doc)
 
 
 def _optionals(type_: Any, *names: str) -> list[dict[str, Any]]:
@@ -44,7 +45,7 @@ def _optionals(type_: Any, *names: str) -> list[dict[str, Any]]:
 
 
 def _version() -> dict[str, Any]:
-    return _field("version", ["int", "null"], 1)
+    return field("version", ["int", "null"], 1)
 
 
 def _array(items: Any, **props: Any) -> dict[str, Any]:
@@ -67,9 +68,9 @@ _DEFINITIONS: list[dict[str, Any]] = [
     # Cleaning
     _record(
         "HoodieActionInstant",
-        _field("timestamp", "string"),
-        _field("action", "string"),
-        _field("state", "string"),
+        field("timestamp", "string"),
+        field("action", "string"),
+        field("state", "string"),
     ),
     _record(
         "HoodieCleanFileInfo",
@@ -79,8 +80,8 @@ _DEFINITIONS: list[dict[str, Any]] = [
     _record(
         "HoodieCleanerPlan",
         _optional("earliestInstantToRetain", "HoodieActionInstant"),
-        _field("lastCompletedCommitTimestamp", "string", ""),
-        _field("policy", "string"),
+        field("lastCompletedCommitTimestamp", "string", ""),
+        field("policy", "string"),
         _optional("filesToBeDeletedPerPartition", _map(_STRINGS)),
         _version(),
         _optional(
@@ -93,21 +94,21 @@ _DEFINITIONS: list[dict[str, Any]] = [
     ),
     _record(
         "HoodieCleanPartitionMetadata",
-        _field("partitionPath", "string"),
-        _field("policy", "string"),
-        _field("deletePathPatterns", _STRINGS),
-        _field("successDeleteFiles", _STRINGS),
-        _field("failedDeleteFiles", _STRINGS),
+        field("partitionPath", "string"),
+        field("policy", "string"),
+        field("deletePathPatterns", _STRINGS),
+        field("successDeleteFiles", _STRINGS),
+        field("failedDeleteFiles", _STRINGS),
         _optional("isPartitionDeleted", "boolean"),
     ),
     _record(
         "HoodieCleanMetadata",
-        _field("startCleanTime", "string"),
-        _field("timeTakenInMillis", "long"),
-        _field("totalFilesDeleted", "int"),
-        _field("earliestCommitToRetain", "string"),
-        _field("lastCompletedCommitTimestamp", "string", ""),
-        _field("partitionMetadata", _map("HoodieCleanPartitionMetadata")),
+        field("startCleanTime", "string"),
+        field("timeTakenInMillis", "long"),
+        field("totalFilesDeleted", "int"),
+        field("earliestCommitToRetain", "string"),
+        field("lastCompletedCommitTimestamp", "string", ""),
+        field("partitionMetadata", _map("HoodieCleanPartitionMetadata")),
         _version(),
         _optional("bootstrapPartitionMetadata", _map("HoodieCleanPartitionMetadata", default=None)),
         _optional("extraMetadata", _map("string", default=None)),
@@ -115,25 +116,25 @@ _DEFINITIONS: list[dict[str, Any]] = [
     # Savepoint
     _record(
         "HoodieSavepointPartitionMetadata",
-        _field("partitionPath", "string"),
-        _field("savepointDataFile", _STRINGS),
+        field("partitionPath", "string"),
+        field("savepointDataFile", _STRINGS),
     ),
     _record(
         "HoodieSavepointMetadata",
-        _field("savepointedBy", "string"),
-        _field("savepointedAt", "long"),
-        _field("comments", "string"),
-        _field("partitionMetadata", _map("HoodieSavepointPartitionMetadata")),
+        field("savepointedBy", "string"),
+        field("savepointedAt", "long"),
+        field("comments", "string"),
+        field("partitionMetadata", _map("HoodieSavepointPartitionMetadata")),
         _version(),
     ),
     # Rollback and restore
-    _record("HoodieInstantInfo", _field("commitTime", "string"), _field("action", "string")),
+    _record("HoodieInstantInfo", field("commitTime", "string"), field("action", "string")),
     _record(
         "HoodieRollbackRequest",
-        _field("partitionPath", "string"),
+        field("partitionPath", "string"),
         _optional("fileId", "string"),
         _optional("latestBaseInstant", "string"),
-        _field("filesToBeDeleted", _array("string", default=[]), []),
+        field("filesToBeDeleted", _array("string", default=[]), []),
         _optional("logBlocksToBeDeleted", _map("long")),
     ),
     _record(
@@ -144,43 +145,43 @@ _DEFINITIONS: list[dict[str, Any]] = [
     ),
     _record(
         "HoodieRollbackPartitionMetadata",
-        _field("partitionPath", "string"),
-        _field("successDeleteFiles", _STRINGS),
-        _field("failedDeleteFiles", _STRINGS),
+        field("partitionPath", "string"),
+        field("successDeleteFiles", _STRINGS),
+        field("failedDeleteFiles", _STRINGS),
         _optional("rollbackLogFiles", _map("long")),
         _optional("logFilesFromFailedCommit", _map("long")),
     ),
     _record(
         "HoodieRollbackMetadata",
-        _field("startRollbackTime", "string"),
-        _field("timeTakenInMillis", "long"),
-        _field("totalFilesDeleted", "int"),
-        _field("commitsRollback", _STRINGS),
-        _field("partitionMetadata", _map("HoodieRollbackPartitionMetadata")),
+        field("startRollbackTime", "string"),
+        field("timeTakenInMillis", "long"),
+        field("totalFilesDeleted", "int"),
+        field("commitsRollback", _STRINGS),
+        field("partitionMetadata", _map("HoodieRollbackPartitionMetadata")),
         _version(),
-        _field("instantsRollback", _array("HoodieInstantInfo", default=[]), []),
+        field("instantsRollback", _array("HoodieInstantInfo", default=[]), []),
     ),
     _record(
         "HoodieRestorePlan",
-        _field("instantsToRollback", _array("HoodieInstantInfo", default=None), []),
+        field("instantsToRollback", _array("HoodieInstantInfo", default=None), []),
         _version(),
     ),
     _record(
         "HoodieRestoreMetadata",
-        _field("startRestoreTime", "string"),
-        _field("timeTakenInMillis", "long"),
-        _field("instantsToRollback", _STRINGS),
-        _field("hoodieRestoreMetadata", _map(_array(["null", "HoodieRollbackMetadata"], default=None))),
+        field("startRestoreTime", "string"),
+        field("timeTakenInMillis", "long"),
+        field("instantsToRollback", _STRINGS),
+        field("hoodieRestoreMetadata", _map(_array(["null", "HoodieRollbackMetadata"], default=None))),
         _version(),
-        _field("restoreInstantInfo", _array("HoodieInstantInfo", default=None), []),
+        field("restoreInstantInfo", _array("HoodieInstantInfo", default=None), []),
     ),
     # Compaction
     _record(
         "HoodieCompactionOperation",
-        _field("baseInstantTime", ["null", "string"]),
+        field("baseInstantTime", ["null", "string"]),
         _optional("deltaFilePaths", _STRINGS),
         _optional("dataFilePath", "string"),
-        _field("fileId", ["null", "string"]),
+        field("fileId", ["null", "string"]),
         _optional("partitionPath", "string"),
         _optional("metrics", _map("double")),
         _optional("bootstrapFilePath", "string"),
@@ -208,14 +209,14 @@ _DEFINITIONS: list[dict[str, Any]] = [
         _optional("extraMetadata", _map("string")),
         _version(),
         _optional("strategy", "HoodieCompactionStrategy"),
-        _field("preserveHoodieMetadata", ["boolean", "null"], False),
+        field("preserveHoodieMetadata", ["boolean", "null"], False),
     ),
     # Clustering and replace
     _record(
         "HoodieSliceInfo",
         _optional("dataFilePath", "string"),
         _optional("deltaFilePaths", _STRINGS),
-        _field("fileId", ["null", "string"]),
+        field("fileId", ["null", "string"]),
         _optional("partitionPath", "string"),
         _optional("bootstrapFilePath", "string"),
         _version(),
@@ -224,7 +225,7 @@ _DEFINITIONS: list[dict[str, Any]] = [
         "HoodieClusteringGroup",
         _optional("slices", _array("HoodieSliceInfo")),
         _optional("metrics", _map("double")),
-        _field("numOutputFileGroups", ["int", "null"], 1),
+        field("numOutputFileGroups", ["int", "null"], 1),
         _optional("extraMetadata", _map("string")),
         _version(),
     ),
@@ -282,7 +283,7 @@ _DEFINITIONS: list[dict[str, Any]] = [
     ),
     _record(  # deprecated, still a member of HoodieArchivedMetaEntry
         "HoodieCompactionMetadata",
-        _field("partitionToCompactionWriteStats", ["null", _map(_array("HoodieCompactionWriteStat"))]),
+        field("partitionToCompactionWriteStats", ["null", _map(_array("HoodieCompactionWriteStat"))]),
     ),
     # Indexing
     _record(
@@ -294,7 +295,7 @@ _DEFINITIONS: list[dict[str, Any]] = [
     ),
     _record(
         "HoodieIndexCommitMetadata",
-        _field("version", ["int", "null"], 1, doc=_INDEX_DOC),
+        field("version", ["int", "null"], 1, doc=_INDEX_DOC),
         _optional("operationType", "string", doc=_INDEX_DOC),
         _optional(
             "indexPartitionInfos",

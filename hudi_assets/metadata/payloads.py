@@ -23,6 +23,7 @@ from typing import Any
 from fastavro import parse_schema, schemaless_writer
 from fastavro.types import Schema
 
+from hudi_assets.avro.schemas import NAMESPACE, NO_DEFAULT, field
 from hudi_assets.java_collections import java_hashmap_order, java_string_hash
 from hudi_assets.metadata.keys import (
     ALL_PARTITIONS_KEY,
@@ -41,11 +42,9 @@ FILE_LIST = 2
 COLUMN_STATS_TYPE = 3
 BLOOM_FILTER_TYPE = 4
 
-NAMESPACE = "org.apache.hudi.avro.model"
 META_FIELDS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
                "_hoodie_partition_path", "_hoodie_file_name")
 _STRING = {"type": "string", "avro.java.string": "String"}
-_NO_DEFAULT = object()
 _WRAPPERS = (
     ("BooleanWrapper", "boolean", "boolean"),
     ("IntWrapper", "int", "int"),
@@ -65,13 +64,9 @@ _FILE_ID_DOC = ("{} \nA UUID based fileId is stored as 3 pieces in RLI (fileIdHi
                 "fileIndex). \nFileID format is {{UUID}}-{{fileIndex}}.")
 
 
-def _field(name: str, type_: Any, doc: str | None = None, default: Any = _NO_DEFAULT) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": name, "type": type_}
-    if doc is not None:
-        out["doc"] = doc
-    if default is not _NO_DEFAULT:
-        out["default"] = default
-    return out
+def _field(name: str, type_: Any, doc: str | None = None, default: Any = NO_DEFAULT) -> dict[str, Any]:
+    """`avro.schemas.field` with the doc first, as HoodieMetadata.avsc lists it."""
+    return field(name, type_, default, doc)
 
 
 def _record(name: str, fields: list[dict[str, Any]], doc: str | None = None) -> dict[str, Any]:
