@@ -12,11 +12,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from itertools import repeat
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import SAVEPOINTED_TIMESTAMPS, CleanerPlan, CleanFileInfo
-from hudi_assets.engine import Engine, LocalEngine, store_parallelism
+from hudi_assets.engine import Engine, LocalEngine, gc_paused, store_map
 from hudi_assets.fsview import (
     FileGroup,
     FileSlice,
@@ -361,9 +362,9 @@ class CleanPlanner:
             return []
         by_partition = self._tasks_by_partition()
         tasks = [by_partition.get(p) or PartitionTask(p, {}, {}, frozenset()) for p in partitions]
-        parallelism = store_parallelism(self.engine, self.table.storage.is_local,
-                                        min(len(tasks), self.config.parallelism))
-        return self.engine.map(lambda task: list_and_plan_partition(ctx, task), tasks, parallelism)
+        return store_map(self.engine, self.table.storage.is_local,
+                         lambda task: list_and_plan_partition(ctx, task), tasks,
+                         min(len(tasks), self.config.parallelism))
 
     def plan(self) -> CleanerPlan:
         """The plan Hudi 0.15 would request (CleanPlanActionExecutor.requestClean)."""
@@ -371,8 +372,9 @@ class CleanPlanner:
         scope = self._scope(ectr)
         log.info("clean policy %s, earliest commit to retain %s, %s partitions to scan",
                  self.config.policy, ectr.timestamp if ectr else None, "all" if scope is None else len(scope))
-        decisions = self.decide(scope, ectr)
-        files, partitions_to_delete = self._collect(decisions)
+        with gc_paused():
+            decisions = self.decide(scope, ectr)
+            files, partitions_to_delete = self._collect(decisions)
         self.file_sizes = {d.partition: d.file_sizes for d in decisions if d.file_sizes is not None}
         savepoints = self.savepointed_timestamps()
         return CleanerPlan(
@@ -406,6 +408,10 @@ class CleanPlanner:
         plan_files = {}
         for partition in files.order():
             prefix = f"{storage.uri(partition)}/"  # checked once; names from a listing hold no '/'
-            paths = [prefix + name for name in by_partition[partition].files]
-            plan_files[partition] = list(map(CleanFileInfo._make, zip(paths, repeat(False))))
+            paths = map(prefix.__add__, by_partition[partition].files)
+            plan_files[partition] = list(map(_new_file_info, zip(paths, repeat(False))))
         return plan_files, partitions_to_delete
+
+
+# CleanFileInfo from a (path, is bootstrap file) pair, made in C: one per planned file.
+_new_file_info = partial(tuple.__new__, CleanFileInfo)
