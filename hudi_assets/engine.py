@@ -15,7 +15,8 @@ import pickle
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 
@@ -92,8 +93,10 @@ class LocalEngine:
         global _forked_fn
         _forked_fn = fn
         try:
-            with multiprocessing.get_context("fork").Pool(workers, initializer=_enter_worker) as pool:
-                done = pool.map(_run_forked, chunks, chunksize=1)
+            with ProcessPoolExecutor(workers, multiprocessing.get_context("fork"), _enter_worker) as pool:
+                done = list(pool.map(_run_forked, chunks))
+        except BrokenProcessPool:  # a worker died (killed, out of memory): its work is done here
+            done = [None] * len(chunks)
         finally:
             _forked_fn = None
         results: list[R] = []

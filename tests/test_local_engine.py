@@ -45,6 +45,17 @@ def test_a_result_that_does_not_pickle_is_made_in_the_parent():
     assert [make() for make in results] == list(range(6))
 
 
+def test_work_of_a_worker_that_dies_is_done_in_the_parent():
+    parent = os.getpid()
+
+    def fragile(x: int) -> int:
+        if os.getpid() != parent:
+            os._exit(1)  # as a worker killed for memory would vanish
+        return x
+
+    assert FORKING.map_in_processes(fragile, list(range(8))) == list(range(8))
+
+
 def test_no_fork_while_other_threads_run_or_for_few_items():
     stop = threading.Event()
     other = threading.Thread(target=stop.wait, name="someone-else")
