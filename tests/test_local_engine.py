@@ -1,9 +1,15 @@
 """The local engine's forked workers: results in order from other processes, errors raised as the
-parent's own, and a clean plan identical to the one planned in a single process."""
+parent's own, and a clean plan identical to the one planned in a single process.
+
+The engine does not fork while threads other than its own run, and a test session may hold some (a
+Spark session's gateway): what must happen in workers is checked in a fresh interpreter."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -23,10 +29,20 @@ def _square_and_pid(x: int) -> tuple[int, int]:
     return x * x, os.getpid()
 
 
+def _fresh(code: str) -> str:
+    """Run `code` in a new interpreter, where no foreign thread keeps the engine from forking."""
+    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+
+
 def test_map_in_processes_returns_results_in_order_from_workers():
-    results = FORKING.map_in_processes(_square_and_pid, list(range(40)))
-    assert [r for r, _ in results] == [x * x for x in range(40)]
-    assert os.getpid() not in {pid for _, pid in results}
+    out = _fresh("import json, os\n"
+                 "from hudi_assets.engine import LocalEngine\n"
+                 "engine = LocalEngine(processes=2, process_min_items=2)\n"
+                 "results = engine.map_in_processes(lambda x: (x * x, os.getpid()), list(range(40)))\n"
+                 "print(json.dumps({'parent': os.getpid(), 'results': results}))")
+    found = json.loads(out)
+    assert [r for r, _ in found["results"]] == [x * x for x in range(40)]
+    assert found["parent"] not in {pid for _, pid in found["results"]}
 
 
 def test_a_failing_item_raises_the_parents_own_error():
@@ -76,6 +92,19 @@ def test_object_stores_keep_threads():
     assert {pid for _, pid in pids} == {os.getpid()}
 
 
+PLAN_IN_WORKERS = """
+import json, sys
+from hudi_assets import engine as engines
+from hudi_assets.clean import CleanConfig
+from hudi_assets.clean.workflow import plan_clean
+from hudi_assets.table import HoodieTable
+assert engines._can_fork()  # six partitions, two at least per worker: listed and planned in workers
+engine = engines.LocalEngine(processes=2, process_min_items=2)
+plan, planner = plan_clean(HoodieTable(sys.argv[1]), CleanConfig(commits_retained=2), engine, with_sizes=True)
+print(json.dumps([plan.to_record(), planner.file_sizes]))
+"""
+
+
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_plan_from_forked_workers_equals_the_single_process_plan(tmp_path, table_type):
     """A demo table with replaced file groups, a savepoint, a pending compaction (MOR) and a failed
@@ -83,11 +112,11 @@ def test_plan_from_forked_workers_equals_the_single_process_plan(tmp_path, table
     generate_table(Storage(str(tmp_path)), table_type, partitions=6, files_per_partition=3, commits=8,
                    fast=True)
     config = CleanConfig(commits_retained=2)
-    plans = []
-    for engine in (LocalEngine(processes=1), FORKING):
-        plan, planner = plan_clean(HoodieTable(str(tmp_path)), config, engine, with_sizes=True)
-        plans.append((plan.to_record(), planner.file_sizes))
-    assert plans[0][0]["filePathsToBeDeletedPerPartition"]  # the table has something to clean
-    assert plans[0] == plans[1]
-    assert list(plans[0][0]["filePathsToBeDeletedPerPartition"]) == \
-        list(plans[1][0]["filePathsToBeDeletedPerPartition"])
+    plan, planner = plan_clean(HoodieTable(str(tmp_path)), config, LocalEngine(processes=1), with_sizes=True)
+    here = [plan.to_record(), planner.file_sizes]
+    assert here[0]["filePathsToBeDeletedPerPartition"]  # the table has something to clean
+    forked = json.loads(subprocess.run([sys.executable, "-c", PLAN_IN_WORKERS, str(tmp_path)], check=True,
+                                       capture_output=True, text=True).stdout)
+    assert forked == json.loads(json.dumps(here))
+    assert list(forked[0]["filePathsToBeDeletedPerPartition"]) == \
+        list(here[0]["filePathsToBeDeletedPerPartition"])
