@@ -137,11 +137,11 @@ def _run_forked(chunk: Sequence[Any]) -> bytes | None:
 
 def store_map(engine: Engine, local_store: bool, fn: Callable[[T], R], items: Sequence[T],
               parallelism: int) -> list[R]:
-    """Work per directory or per file of a store that is free of effects (listing, deciding,
-    converting). A local file system answers without latency to overlap, so on the local engine
-    threads would only take turns holding the GIL over the per-file Python work (measured on a
-    1,000,000-file plan: 16 threads 30% slower than one): it runs in forked processes there. Object
-    stores and Spark get the parallelism asked for."""
+    """Work per directory of a store that is free of effects (listing and deciding). A local file
+    system answers without latency to overlap, so on the local engine threads would only take turns
+    holding the GIL over the per-file Python work (measured on a 1,000,000-file plan: 16 threads 30%
+    slower than one): it runs in forked processes there. Object stores and Spark get the parallelism
+    asked for."""
     if local_store and isinstance(engine, LocalEngine):
         return engine.map_in_processes(fn, items)
     return engine.map(fn, items, parallelism)

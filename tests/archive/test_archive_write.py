@@ -343,10 +343,10 @@ def test_merge_stops_on_a_corrupt_block_and_keeps_every_source(tmp_path, capsys)
     assert {p.name: p.read_bytes() for p in archived.iterdir()} == sources
 
 
-def test_entries_made_in_forked_workers_are_the_ones_made_here(tmp_path):
-    """A run of 126 state files (converted and encoded in forked workers where this process may
-    fork) writes byte for byte the file encoded here, and a file that cannot be converted is
-    skipped (fail-on-timeline-archiving off) without taking its neighbours with it."""
+def test_entries_encoded_one_by_one_make_the_file_encoded_whole(tmp_path):
+    """A run of 126 state files, each converted and encoded on its own, writes byte for byte the
+    file encoded from all entries at once, and a file that cannot be converted is skipped
+    (fail-on-timeline-archiving off) without taking its neighbours with it."""
     table = _table(tmp_path).table()
     (tmp_path / ".hoodie" / f"{ts(3)}.commit").write_bytes(b"\x00garbage")
     archiver = HoodieTimelineArchiver(table, replace(SMALL, fail_on_timeline_archiving=False))
