@@ -18,7 +18,7 @@ from pathlib import Path
 import fastavro
 from benchlib import cpu_timed, load, report
 
-from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
+from hudi_assets.archive import HoodieTimelineArchiver
 from hudi_assets.avro import java_schema_json
 from hudi_assets.logformat.archived import archive_file_name, encode_archive_file
 from hudi_assets.logformat.reader import read_blocks
@@ -67,11 +67,11 @@ def bench_archive(root: Path, n: int = 10_000, runs: int = 3) -> None:
             shutil.rmtree(root, ignore_errors=True)
             root.mkdir(parents=True)
             table = _table(root, n + 20)
-            selection = HoodieTimelineArchiver(table, ArchiveConfig()).select()
+            selection = HoodieTimelineArchiver.for_table(table).select()
             names = [i.file_name for i in selection.state_files]
             if kind == "ours":
                 wall, cpu, result = cpu_timed(
-                    lambda: HoodieTimelineArchiver(table, ArchiveConfig()).archive_if_required())  # noqa: B023
+                    lambda: HoodieTimelineArchiver.for_table(table).archive_if_required())  # noqa: B023
                 assert result.records_written == len(names), result
                 ours_wall.append(wall)
                 ours_cpu.append(cpu)

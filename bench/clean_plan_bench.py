@@ -217,7 +217,7 @@ def cmd_delete(args: argparse.Namespace) -> None:
     from hudi_assets.table import HoodieTable
 
     source = table_path(args.delete_partitions)
-    ours_times, floors = [], []
+    ours, ours_cpu, floors, floors_cpu = [], [], [], []
     work = ROOT / "out" / "delete_work"
     for run in range(args.runs):
         _copy(source, work)
@@ -225,21 +225,25 @@ def cmd_delete(args: argparse.Namespace) -> None:
         plan, instant = schedule_clean(table, _config()(table), LocalEngine())
         rels = [table.storage.relativize(f.file_path) for files in plan.file_paths_to_delete.values()
                 for f in files]
-        took, _ = timed(lambda: subprocess.run([*CLI, "clean", str(work), "--engine", "local", *RETAINED],
-                                               check=True, capture_output=True))
+        took, took_cpu, _ = cpu_timed(lambda: subprocess.run(
+            [*CLI, "clean", str(work), "--engine", "local", *RETAINED], check=True, capture_output=True))
         assert not any((work / rel).exists() for rel in rels[:1000]), "planned files still exist"
-        ours_times.append(took)
+        ours.append(took)
+        ours_cpu.append(took_cpu)
         _copy(source, work)
         partitions = list(plan.file_paths_to_delete)
-        listing, _ = timed(lambda: [os.listdir(work / p) for p in partitions])  # noqa: B023
         data = "".join(f"{work}/{rel}\0" for rel in rels).encode()
-        removing, _ = timed(lambda: subprocess.run(["xargs", "-0", "rm", "-f"], input=data,  # noqa: B023
-                                                   check=True))
+        listing, listing_cpu, _ = cpu_timed(lambda: [os.listdir(work / p) for p in partitions])  # noqa: B023
+        removing, removing_cpu, _ = cpu_timed(lambda: subprocess.run(
+            ["xargs", "-0", "rm", "-f"], input=data, check=True))  # noqa: B023
         floors.append(listing + removing)
-        print(f"run {run + 1}: {len(rels)} files of plan {instant} | clean {took:.2f} s, "
-              f"listing {listing:.2f} s + xargs rm {removing:.2f} s", flush=True)
+        floors_cpu.append(listing_cpu + removing_cpu)
+        print(f"run {run + 1}: {len(rels)} files of plan {instant} | clean {took:.2f} s ({took_cpu:.2f} s "
+              f"CPU), listing {listing:.2f} s + xargs rm {removing:.2f} s ({listing_cpu + removing_cpu:.2f} "
+              "s CPU)", flush=True)
     shutil.rmtree(work, ignore_errors=True)
-    report(f"delete {len(rels)} files (clean vs rm + listing)", ours_times, floors, 1.3)
+    report(f"delete {len(rels)} files (clean vs rm + listing)", ours, floors, 1.3)
+    report(f"delete {len(rels)} files (clean vs rm + listing)", ours_cpu, floors_cpu, 1.3, "CPU")
 
 
 def cmd_digest(args: argparse.Namespace) -> None:

@@ -13,15 +13,13 @@ partitions lists in parallel, locally or on Spark.
 
 from __future__ import annotations
 
-import gc
 import logging
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from hudi_assets.engine import Engine, LocalEngine, store_parallelism
+from hudi_assets.engine import Engine, LocalEngine, gc_paused, store_map
 from hudi_assets.logformat.names import LogFileName
 from hudi_assets.storage import DirectoryListing, Storage
 from hudi_assets.table import HoodieTable
@@ -165,9 +163,9 @@ def discover_partitions(storage: Storage, engine: Engine, parallelism: int = 200
     found: list[tuple[str, Any]] = []
     level = [""]
     depth = 0
-    parallelism = store_parallelism(engine, storage.is_local, parallelism)
     while level:
-        results = engine.map(lambda d: list_directory(storage, d, visit), level, parallelism)
+        results = store_map(engine, storage.is_local, lambda d: list_directory(storage, d, visit), level,
+                            parallelism)
         log.info("Listed %d directories at depth %d of %s: %d partitions so far", len(level), depth,
                  storage.base_uri, len(found) + sum(1 for _, entry, _ in results if entry is not None))
         level = []
@@ -243,17 +241,6 @@ class CompactionOperation:
     compaction_instant: str
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 class FileSystemView:
     """Hudi's table file-system view over one listing of the table's partitions."""
 
@@ -288,7 +275,7 @@ class FileSystemView:
         objects, and Python's collector would otherwise rescan them over and over as they are made
         (measured: more than half of the build time of a 1,000,000-file table).
         """
-        with _gc_paused():
+        with gc_paused():
             return sum(len(self._load_partition(p)[0]) for p in self.partitions)
 
     def _load_partition(self, partition: str) -> tuple[dict[str, FileGroup], list[str]]:

@@ -38,6 +38,10 @@ ROLLING_STAT = "ROLLING_STAT"
 _ARCHIVABLE = (CLEAN, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK, SAVEPOINT, COMPACTION, LOG_COMPACTION)
 # Avro HoodieWriteStat fields, and those that are primitive `long`s in Java's HoodieWriteStat
 # (absent in the JSON -> 0 after Jackson's round trip; `totalLogFiles` has no Java field -> null).
+_STRING_STAT_FIELDS = ("fileId", "path", "prevCommit", "partitionPath")
+_LONG_STAT_FIELDS = ("numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes", "totalWriteErrors",
+                     "totalLogRecords", "totalUpdatedRecordsCompacted", "numInserts", "totalLogBlocks",
+                     "totalCorruptLogBlock", "totalRollbackBlocks", "fileSizeInBytes")
 
 
 class ArchiveConversionError(CorruptFileError):
@@ -51,26 +55,12 @@ def state_transition_time(mtime_ms: int) -> str:
 
 
 def _write_stat(stat: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key in ("fileId", "path", "prevCommit"):
-        out[key] = _str(stat.get(key))
-    for key in ("numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes", "totalWriteErrors"):
-        out[key] = _long(stat.get(key))
-    out["partitionPath"] = _str(stat.get("partitionPath"))
-    out["totalLogRecords"] = _long(stat.get("totalLogRecords"))
+    """One stat: a comprehension per kind of field (this runs once per file a commit wrote)."""
+    get = stat.get
+    out = {key: None if (value := get(key)) is None else str(value) for key in _STRING_STAT_FIELDS}
+    out.update({key: 0 if (value := get(key)) is None else int(value) for key in _LONG_STAT_FIELDS})
     out["totalLogFiles"] = None
-    for key in ("totalUpdatedRecordsCompacted", "numInserts", "totalLogBlocks", "totalCorruptLogBlock",
-                "totalRollbackBlocks", "fileSizeInBytes"):
-        out[key] = _long(stat.get(key))
     return out
-
-
-def _str(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _long(value: Any) -> int:
-    return 0 if value is None else int(value)
 
 
 def convert_commit_metadata(obj: dict[str, Any], replace: bool = False) -> dict[str, Any]:

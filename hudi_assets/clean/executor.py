@@ -125,10 +125,14 @@ class CleanActionExecutor:
         for partition, rels in validated.files.items():
             stat = PartitionCleanStat(partition, self.config.policy,
                                       is_partition_deleted=partition in validated.partitions_to_delete)
-            for rel in rels:
-                ok = rel not in outcome.failed
-                stat.delete_path_patterns.append(rel.rpartition("/")[2])
-                (stat.success_delete_files if ok else stat.failed_delete_files).append(rel.rpartition("/")[2])
+            names = [rel.rpartition("/")[2] for rel in rels]
+            stat.delete_path_patterns = names
+            if not outcome.failed:
+                stat.success_delete_files = list(names)
+            else:
+                for rel, name in zip(rels, names, strict=True):
+                    failed = rel in outcome.failed
+                    (stat.failed_delete_files if failed else stat.success_delete_files).append(name)
             stats.append(stat)
         taken = int((time.monotonic() - started) * 1000)
         record = clean_metadata_record(instant.timestamp, taken, plan, stats)

@@ -16,11 +16,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from itertools import repeat
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import SAVEPOINTED_TIMESTAMPS, CleanerPlan, CleanFileInfo
-from hudi_assets.engine import Engine, LocalEngine, store_parallelism
+from hudi_assets.engine import Engine, LocalEngine, gc_paused, store_map
 from hudi_assets.fsview import (
     FileGroup,
     FileSlice,
@@ -387,22 +388,23 @@ class CleanPlanner:
             return []
         by_partition = self._tasks_by_partition()
         tasks = [by_partition.get(p) or PartitionTask(p, {}, {}, frozenset()) for p in partitions]
-        parallelism = store_parallelism(self.engine, self.table.storage.is_local,
-                                        min(len(tasks), self.config.parallelism))
-        return self.engine.map(lambda task: list_and_plan_partition(ctx, task), tasks, parallelism)
+        return store_map(self.engine, self.table.storage.is_local,
+                         lambda task: list_and_plan_partition(ctx, task), tasks,
+                         min(len(tasks), self.config.parallelism))
 
     def _decide_from_metadata(self, ctx: PlanContext, partitions: list[str]) -> list[PartitionDecision]:
         """Each batch of `cleaner.parallelism` partitions: one keyed read of their files on the driver,
         then one engine task per partition, which lists nothing (sizes come with the names)."""
         by_partition = self._tasks_by_partition()
         batch_size = self.config.parallelism
-        parallelism = store_parallelism(self.engine, True, min(len(partitions), batch_size))
         decisions: list[PartitionDecision] = []
         for start in range(0, len(partitions), batch_size):
             listed = self.metadata.files_in_partitions(partitions[start:start + batch_size])
             items = [(by_partition.get(p) or PartitionTask(p, {}, {}, frozenset()), files)
                      for p, files in listed.items()]
-            decisions += self.engine.map(lambda item: plan_listed_partition(ctx, *item), items, parallelism)
+            # No store is touched: Python work per file, as over a local file system (store_map).
+            decisions += store_map(self.engine, True, lambda item: plan_listed_partition(ctx, *item), items,
+                                   min(len(items), batch_size))
         return decisions
 
     def plan(self) -> CleanerPlan:
@@ -411,8 +413,9 @@ class CleanPlanner:
         scope = self._scope(ectr)
         log.info("clean policy %s, earliest commit to retain %s, %s partitions to scan",
                  self.config.policy, ectr.timestamp if ectr else None, "all" if scope is None else len(scope))
-        decisions = self.decide(scope, ectr)
-        files, partitions_to_delete = self._collect(decisions)
+        with gc_paused():
+            decisions = self.decide(scope, ectr)
+            files, partitions_to_delete = self._collect(decisions)
         self.file_sizes = {d.partition: d.file_sizes for d in decisions if d.file_sizes is not None}
         savepoints = self.savepointed_timestamps()
         return CleanerPlan(
@@ -446,6 +449,10 @@ class CleanPlanner:
         plan_files = {}
         for partition in files.order():
             prefix = f"{storage.uri(partition)}/"  # checked once; names from a listing hold no '/'
-            paths = [prefix + name for name in by_partition[partition].files]
-            plan_files[partition] = list(map(CleanFileInfo._make, zip(paths, repeat(False))))
+            paths = map(prefix.__add__, by_partition[partition].files)
+            plan_files[partition] = list(map(_new_file_info, zip(paths, repeat(False))))
         return plan_files, partitions_to_delete
+
+
+# CleanFileInfo from a (path, is bootstrap file) pair, made in C: one per planned file.
+_new_file_info = partial(tuple.__new__, CleanFileInfo)

@@ -99,7 +99,10 @@ def pending_cleans(table: HoodieTable) -> list[PendingClean]:
 def validate_pending(table: HoodieTable, config: CleanConfig, pending: list[PendingClean] | None = None,
                      now: datetime | None = None) -> ValidationReport:
     """The safety rule over every pending plan: the rows the CLI and the Dagster check show."""
-    pending = pending_cleans(table) if pending is None else pending
+    if pending is None:
+        pending = pending_cleans(table)
+    else:
+        table.reload_timeline()  # validated against the timeline as it is now, as after a fresh read
     return validate_plans(table, config, [(p.instant.timestamp, p.plan_file, p.plan)
                                           for p in pending if p.plan is not None], now)
 
@@ -210,18 +213,24 @@ def schedule_clean(table: HoodieTable, config: CleanConfig, engine: Engine | Non
 # ---------------------------------------------------------------------------------- execution
 def run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
                 progress: Progress | None = None, hooks: CleanHooks | None = None,
-                result: CleanResult | None = None, now: datetime | None = None) -> CleanResult:
+                result: CleanResult | None = None, now: datetime | None = None, *,
+                pending: list[PendingClean] | None = None) -> CleanResult:
     """Validate every pending plan (refusing all of them if one fails, before any delete), then
     execute them in time order. Raises `DeleteFailedError` after completing them when a file could
-    not be deleted."""
+    not be deleted. `pending`: the pending cleans as the caller just read them under the table's
+    lock (a plan of millions of files is not decoded twice)."""
     with table_lock(table, "clean") as lock:
-        return _run_pending(table, config, engine, progress, hooks, result or CleanResult(), now, lock)
+        return _run_pending(table, config, engine, progress, hooks, result or CleanResult(), now, lock,
+                            pending)
 
 
 def _run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None, progress: Progress | None,
                  hooks: CleanHooks | None, result: CleanResult, now: datetime | None,
-                 lock: HeldLock) -> CleanResult:
-    pending = pending_cleans(table)
+                 lock: HeldLock, pending: list[PendingClean] | None) -> CleanResult:
+    if pending is None:
+        pending = pending_cleans(table)
+    else:
+        table.reload_timeline()  # validated against the timeline as it is now, as after a fresh read
     report = validate_pending(table, config, pending, now)
     report.raise_if_unsafe(table.base_path)
     validated = {v.instant: v for v in report.plans}
@@ -273,7 +282,8 @@ def clean_table(table: HoodieTable, config: CleanConfig, engine: Engine | None =
         pending = pending_cleans(table)
         if (config.allow_multiple or not pending) and needs_cleaning(table, config):
             result.plan, result.scheduled = schedule_clean(table, config, engine, now)
-        return run_pending(table, config, engine, progress, hooks, result, now)
+        return run_pending(table, config, engine, progress, hooks, result, now,
+                           pending=pending if result.scheduled is None else None)
 
 
 def discard_pending(table: HoodieTable, instant_time: str) -> list[str]:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from itertools import islice
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from hudi_assets.exceptions import CorruptFileError
-from hudi_assets.logformat.avro_block import decode_avro_data_block, encode_avro_data_block
+from hudi_assets.logformat.avro_block import avro_data_block, decode_avro_data_block, encode_avro_record
 from hudi_assets.logformat.block import BlockType, encode_block
 from hudi_assets.logformat.names import ARCHIVE_EXTENSION, DEFAULT_WRITE_TOKEN, LogFileName
 from hudi_assets.logformat.reader import read_blocks
@@ -73,13 +72,18 @@ def encode_archive_file(
 
     Returns no bytes for no records; do not write such a file.
     """
+    return archive_file_of_encoded([encode_avro_record(r, schema_text) for r in records], schema_text,
+                                   batch_size)
+
+
+def archive_file_of_encoded(encoded: Sequence[bytes], schema_text: str,
+                            batch_size: int = DEFAULT_BATCH_SIZE) -> bytes:
+    """`encode_archive_file` of records already encoded with `schema_text` (`encode_avro_record`),
+    so that records can be encoded where they are made."""
     if batch_size < 1:
         raise ValueError(f"archive batch size must be positive, not {batch_size}")
-    remaining = iter(records)
-    blocks = []
-    while batch := list(islice(remaining, batch_size)):
-        blocks.append(encode_block(encode_avro_data_block(batch, schema_text)))
-    return b"".join(blocks)
+    return b"".join(encode_block(avro_data_block(encoded[start:start + batch_size], schema_text))
+                    for start in range(0, len(encoded), batch_size))
 
 
 def _file_records(data: bytes, name: str, reader_schema: str) -> Iterator[dict[str, Any]]:

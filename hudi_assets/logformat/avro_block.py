@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import json
 import struct
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -32,6 +32,17 @@ _WRAPPER_NAME = "hudiAssetsAvroDataBlockRecords"
 _READER_MARK = "hudiAssetsReaderSide"
 
 
+def encode_avro_record(record: Mapping[str, Any], schema_text: str) -> bytes:
+    """One record's plain Avro binary with `schema_text`: the encoder compiled for the schema, or
+    fastavro for a value that encoder leaves to it."""
+    try:
+        return _record_encoder(schema_text)(record)
+    except Mismatch:
+        buffer = io.BytesIO()
+        schemaless_writer(buffer, _record_schema(schema_text), record)
+        return buffer.getvalue()
+
+
 def encode_avro_data_block(
     records: Iterable[Mapping[str, Any]], schema_text: str, header: Mapping[HeaderKey, str] | None = None
 ) -> LogBlock:
@@ -40,20 +51,20 @@ def encode_avro_data_block(
     `header` gives the block header in entry order (default: SCHEMA only); SCHEMA is appended when
     missing and must equal `schema_text` when present.
     """
+    return avro_data_block([encode_avro_record(record, schema_text) for record in records], schema_text,
+                           header)
+
+
+def avro_data_block(encoded: Sequence[bytes], schema_text: str,
+                    header: Mapping[HeaderKey, str] | None = None) -> LogBlock:
+    """An AVRO_DATA block of records already encoded with `schema_text` (`encode_avro_record`)."""
     full_header = dict(header or {})
     if full_header.setdefault(HeaderKey.SCHEMA, schema_text) != schema_text:
         raise ValueError("the header's SCHEMA differs from the schema the records are written with")
-    encode = _record_encoder(schema_text)
     parts = []
-    for record in records:
-        try:
-            data = encode(record)
-        except Mismatch:  # a value the compiled encoder leaves to fastavro
-            buffer = io.BytesIO()
-            schemaless_writer(buffer, _record_schema(schema_text), record)
-            data = buffer.getvalue()
+    for data in encoded:
         parts += (_INT32.pack(len(data)), data)
-    content = b"".join((struct.pack(">ii", AVRO_BLOCK_VERSION, len(parts) // 2), *parts))
+    content = b"".join((struct.pack(">ii", AVRO_BLOCK_VERSION, len(encoded)), *parts))
     return LogBlock(BlockType.AVRO_DATA, full_header, content)
 
 

@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,11 @@ from builders import TableBuilder, ts
 from refdata import shared_path
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
-from hudi_assets.archive.conversion import convert_commit_metadata
-from hudi_assets.avro import deserialize_metadata, serialize_metadata
+from hudi_assets.archive.conversion import convert_commit_metadata, to_archived_entry
+from hudi_assets.avro import deserialize_metadata, java_schema_json, serialize_metadata
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.cli import main
+from hudi_assets.logformat.archived import encode_archive_file
 from hudi_assets.logformat.block import BlockType
 from hudi_assets.logformat.reader import read_blocks
 from hudi_assets.timeline.archived import MERGE_PLAN_FILE, ArchivedTimeline
@@ -339,3 +341,19 @@ def test_merge_stops_on_a_corrupt_block_and_keeps_every_source(tmp_path, capsys)
     assert main(["archive", str(tmp_path), *conf]) == 1
     assert "nothing archived; merging stopped: " in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in archived.iterdir()} == sources
+
+
+def test_entries_encoded_one_by_one_make_the_file_encoded_whole(tmp_path):
+    """A run of 126 state files, each converted and encoded on its own, writes byte for byte the
+    file encoded from all entries at once, and a file that cannot be converted is skipped
+    (fail-on-timeline-archiving off) without taking its neighbours with it."""
+    table = _table(tmp_path).table()
+    (tmp_path / ".hoodie" / f"{ts(3)}.commit").write_bytes(b"\x00garbage")
+    archiver = HoodieTimelineArchiver(table, replace(SMALL, fail_on_timeline_archiving=False))
+    selection = archiver.select()
+    timeline = table.active_timeline
+    here = [to_archived_entry(timeline, i) for i in selection.state_files if i.file_name != f"{ts(3)}.commit"]
+    expected = encode_archive_file(here, java_schema_json("HoodieArchivedMetaEntry"), SMALL.archival_batch)
+    result = archiver.archive_if_required(selection=selection)
+    assert result.skipped == [f"{ts(3)}.commit"] and result.records_written == len(here) == 125
+    assert (tmp_path / ".hoodie/archived/.commits_.archive.1_1-0-1").read_bytes() == expected

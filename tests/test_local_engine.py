@@ -1,0 +1,122 @@
+"""The local engine's forked workers: results in order from other processes, errors raised as the
+parent's own, and a clean plan identical to the one planned in a single process.
+
+The engine does not fork while threads other than its own run, and a test session may hold some (a
+Spark session's gateway): what must happen in workers is checked in a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from hudi_assets.clean import CleanConfig
+from hudi_assets.clean.workflow import plan_clean
+from hudi_assets.demo import generate_table
+from hudi_assets.engine import LocalEngine, store_map
+from hudi_assets.exceptions import CorruptFileError
+from hudi_assets.storage import Storage
+from hudi_assets.table import HoodieTable
+
+FORKING = LocalEngine(processes=2, process_min_items=2)
+
+
+def _square_and_pid(x: int) -> tuple[int, int]:
+    return x * x, os.getpid()
+
+
+def _fresh(code: str) -> str:
+    """Run `code` in a new interpreter, where no foreign thread keeps the engine from forking."""
+    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+
+
+def test_map_in_processes_returns_results_in_order_from_workers():
+    out = _fresh("import json, os\n"
+                 "from hudi_assets.engine import LocalEngine\n"
+                 "engine = LocalEngine(processes=2, process_min_items=2)\n"
+                 "results = engine.map_in_processes(lambda x: (x * x, os.getpid()), list(range(40)))\n"
+                 "print(json.dumps({'parent': os.getpid(), 'results': results}))")
+    found = json.loads(out)
+    assert [r for r, _ in found["results"]] == [x * x for x in range(40)]
+    assert found["parent"] not in {pid for _, pid in found["results"]}
+
+
+def test_a_failing_item_raises_the_parents_own_error():
+    def decode(x: int) -> int:
+        if x == 7:
+            raise CorruptFileError(f"p/{x}", "torn block")  # its two-argument init does not unpickle
+        return x
+
+    with pytest.raises(CorruptFileError) as raised:
+        FORKING.map_in_processes(decode, list(range(10)))
+    assert (raised.value.path, raised.value.problem) == ("p/7", "torn block")
+
+
+def test_a_result_that_does_not_pickle_is_made_in_the_parent():
+    results = FORKING.map_in_processes(lambda x: (lambda: x), list(range(6)))
+    assert [make() for make in results] == list(range(6))
+
+
+def test_work_of_a_worker_that_dies_is_done_in_the_parent():
+    parent = os.getpid()
+
+    def fragile(x: int) -> int:
+        if os.getpid() != parent:
+            os._exit(1)  # as a worker killed for memory would vanish
+        return x
+
+    assert FORKING.map_in_processes(fragile, list(range(8))) == list(range(8))
+
+
+def test_no_fork_while_other_threads_run_or_for_few_items():
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, name="someone-else")
+    other.start()
+    try:
+        assert {pid for _, pid in FORKING.map_in_processes(_square_and_pid, [1, 2, 3])} == {os.getpid()}
+    finally:
+        stop.set()
+        other.join()
+    few = LocalEngine(processes=2, process_min_items=10)
+    assert {pid for _, pid in few.map_in_processes(_square_and_pid, [1, 2, 3])} == {os.getpid()}
+    assert {pid for _, pid in LocalEngine(processes=1).map_in_processes(_square_and_pid, [1, 2])} == \
+        {os.getpid()}
+
+
+def test_object_stores_keep_threads():
+    pids = store_map(FORKING, False, _square_and_pid, list(range(8)), 4)
+    assert {pid for _, pid in pids} == {os.getpid()}
+
+
+PLAN_IN_WORKERS = """
+import json, sys
+from hudi_assets import engine as engines
+from hudi_assets.clean import CleanConfig
+from hudi_assets.clean.workflow import plan_clean
+from hudi_assets.table import HoodieTable
+assert engines._can_fork()  # six partitions, two at least per worker: listed and planned in workers
+engine = engines.LocalEngine(processes=2, process_min_items=2)
+plan, planner = plan_clean(HoodieTable(sys.argv[1]), CleanConfig(commits_retained=2), engine, with_sizes=True)
+print(json.dumps([plan.to_record(), planner.file_sizes]))
+"""
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_plan_from_forked_workers_equals_the_single_process_plan(tmp_path, table_type):
+    """A demo table with replaced file groups, a savepoint, a pending compaction (MOR) and a failed
+    write: what the workers get by forking and return by pickling decides the same plan."""
+    generate_table(Storage(str(tmp_path)), table_type, partitions=6, files_per_partition=3, commits=8,
+                   fast=True)
+    config = CleanConfig(commits_retained=2)
+    plan, planner = plan_clean(HoodieTable(str(tmp_path)), config, LocalEngine(processes=1), with_sizes=True)
+    here = [plan.to_record(), planner.file_sizes]
+    assert here[0]["filePathsToBeDeletedPerPartition"]  # the table has something to clean
+    forked = json.loads(subprocess.run([sys.executable, "-c", PLAN_IN_WORKERS, str(tmp_path)], check=True,
+                                       capture_output=True, text=True).stdout)
+    assert forked == json.loads(json.dumps(here))
+    assert list(forked[0]["filePathsToBeDeletedPerPartition"]) == \
+        list(here[0]["filePathsToBeDeletedPerPartition"])
