@@ -6,7 +6,7 @@ import pyarrow.fs as pafs
 import pytest
 from s3_server import moto_s3, upload_tree
 
-from hudi_assets.exceptions import PathOutsideTableError, UnsupportedTableError
+from hudi_assets.exceptions import PathOutsideTableError, StorageError, UnsupportedTableError
 from hudi_assets.fsview import FileSystemView
 from hudi_assets.storage import Storage
 from hudi_assets.storage_options import s3_batch_client
@@ -84,3 +84,9 @@ def test_batch_delete_client_reaches_what_pyarrow_reaches():
     assert anonymous.meta.config.signature_version is UNSIGNED
     assert anonymous.meta.endpoint_url == "https://s3.example:443"
     assert s3_batch_client({"role_arn": "arn:aws:iam::1:role/r"}) is None  # deletes stay pyarrow's
+
+
+def test_a_batch_delete_refused_whole_raises(s3):
+    storage = Storage("s3://no-such-bucket/t", s3)
+    with pytest.raises(StorageError, match=r"no-such-bucket/t: deleting 2 objects failed \(.*NoSuchBucket"):
+        storage.delete_many(["p/a", "p/b"])
