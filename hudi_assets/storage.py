@@ -155,18 +155,14 @@ class Storage:
     is shown which file to remove instead of a table that silently is not what Hudi sees.
     """
 
-    def __init__(self, base_uri: str, options: Mapping[str, Any] | None = None,
-                 filesystem: pafs.FileSystem | None = None):
-        """`filesystem` replaces the one `options` would open (a test's wrapper counting requests);
-        it is not pickled: an unpickled copy opens its own from the URI and options."""
+    def __init__(self, base_uri: str, options: Mapping[str, Any] | None = None):
         _require_utf8(str(base_uri))
         self.scheme, self.root = _split_base(str(base_uri))
         self.base_uri = self.root if self.scheme == "file" else f"{self.scheme}://{self.root}"
         self.options = dict(options or {})
         self._fs_options = self._typed_options()
-        self._fs: pafs.FileSystem | None = filesystem
-        # S3 batch deletes, unless `filesystem` was given: then every request goes through it.
-        self._batch_client: Any = None if filesystem is None else False
+        self._fs: pafs.FileSystem | None = None
+        self._batch_client: Any = None  # boto3's S3 client for batch deletes; False: none
         # A table reached through a symlink: paths recorded through either spelling are its own.
         self._real_root = os.path.realpath(self.root) if self.is_local else self.root
         self._resolved_dirs: dict[str, str] = {}

@@ -45,7 +45,9 @@ class RecordingEngine(SparkEngine):
 def cluster(tmp_path_factory):
     from pyspark import SparkContext
 
-    assert SparkContext._active_spark_context is None, "a Spark session of another module is still up"
+    leftover = SparkContext._active_spark_context
+    if leftover is not None:  # a session another module left: getOrCreate would hand that one back
+        leftover.stop()
     # What an earlier local session set: the engine must choose the executors' Python by itself.
     preset = os.environ.pop("PYSPARK_PYTHON", None)
     with standalone_cluster(tmp_path_factory.mktemp("spark")) as master:
