@@ -89,3 +89,15 @@ def plan_digest(plan: dict[str, Any]) -> str:
         "partitions_to_delete": plan["partitions_to_delete"],
     }
     return hashlib.sha256(json.dumps(canonical, separators=(",", ":")).encode()).hexdigest()
+
+
+def cleaner_plan_digest(plan: Any) -> str:
+    """`plan_digest` of a `CleanerPlan` as the library returns it."""
+    ectr = plan.earliest_instant_to_retain
+    return plan_digest({
+        "policy": plan.policy, "ectr": ectr.timestamp if ectr else None,
+        "last_completed_commit": plan.last_completed_commit_timestamp,
+        "partitions": [{"partition": p, "files": [{"path": f.file_path} for f in files]}
+                       for p, files in plan.file_paths_to_delete.items()],
+        "partitions_to_delete": plan.partitions_to_delete,
+    })

@@ -29,7 +29,16 @@ import sys
 import time
 from pathlib import Path
 
-from benchlib import build_table, cpu_timed, load, plan_digest, report, scandir_walk, timed
+from benchlib import (
+    build_table,
+    cleaner_plan_digest,
+    cpu_timed,
+    load,
+    plan_digest,
+    report,
+    scandir_walk,
+    timed,
+)
 
 ROOT = Path(__file__).resolve().parent
 CLI = [sys.executable, "-m", "hudi_assets.cli"]
@@ -61,14 +70,7 @@ def library_digest(path: Path) -> str:
 
     table = HoodieTable(str(path))
     plan, _ = plan_clean(table, _config()(table), LocalEngine())
-    ectr = plan.earliest_instant_to_retain
-    return plan_digest({
-        "policy": plan.policy, "ectr": ectr.timestamp if ectr else None,
-        "last_completed_commit": plan.last_completed_commit_timestamp,
-        "partitions": [{"partition": p, "files": [{"path": f.file_path} for f in files]}
-                       for p, files in plan.file_paths_to_delete.items()],
-        "partitions_to_delete": plan.partitions_to_delete,
-    })
+    return cleaner_plan_digest(plan)
 
 
 def dry_run(path: Path, *extra: str) -> subprocess.CompletedProcess:

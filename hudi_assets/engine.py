@@ -168,28 +168,48 @@ def store_parallelism(engine: Engine, local_store: bool, parallelism: int) -> in
     return 1 if local_store and isinstance(engine, LocalEngine) else parallelism
 
 
+def on_this_machine(master: str) -> bool:
+    """True for local masters and for standalone masters on loopback, whose workers (they reach the
+    master at 127.0.0.1) run on this machine too."""
+    if master.startswith("local"):
+        return True
+    if not master.startswith("spark://"):
+        return False
+    hosts = [address.rpartition(":")[0] or address for address in master[len("spark://"):].split(",")]
+    return all(host in ("127.0.0.1", "localhost", "[::1]") for host in hosts)
+
+
 def spark_settings(master: str | None = None, conf: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Spark settings with our defaults (no UI, no console progress, loopback for local masters).
+    """Spark settings with our defaults (no UI, no console progress, loopback for masters on this
+    machine).
 
     `master` defaults to `spark.master` in `conf`, then `local[*]`; any Spark setting in `conf` wins,
-    so the same code runs on a standalone, YARN or Kubernetes cluster. For a local master this also
-    binds Spark to loopback. A pure function: see `use_this_python` for the one environment setting
-    a local master needs.
+    so the same code runs on a standalone, YARN or Kubernetes cluster. For a master on this machine
+    (`on_this_machine`) this also binds the driver to loopback. A pure function: see
+    `use_this_python` for the one environment setting the executors' Python needs.
     """
     settings = dict(conf or {})
     master = master or settings.pop("spark.master", None) or DEFAULT_SPARK_MASTER
     defaults = {"spark.master": master, "spark.app.name": "hudi-assets", "spark.ui.enabled": "false",
                 "spark.ui.showConsoleProgress": "false"}
-    if master.startswith("local"):
+    if on_this_machine(master):
         defaults.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
     return {**defaults, **settings, "spark.master": master}
 
 
-def use_this_python(master: str) -> None:
-    """Local masters run Python workers with this interpreter (whose environment has our package).
-    pyspark takes the workers' interpreter only from `PYSPARK_PYTHON` when its context starts, so
-    that variable is set, unless the user set it, right before a session starts."""
-    if master.startswith("local"):
+def use_this_python(settings: Mapping[str, str]) -> None:
+    """Point the executors' Python workers at an interpreter whose environment has our package.
+
+    A context started from Python takes the workers' interpreter only from `PYSPARK_PYTHON` (it
+    ignores `spark.pyspark.python`), so that variable is set right before a session starts: to
+    `spark.pyspark.python` when the settings give one (Spark documents it as winning over the
+    variable), else, for a master on this machine and unless the user set the variable, to this
+    interpreter.
+    """
+    python = settings.get("spark.pyspark.python")
+    if python:
+        os.environ["PYSPARK_PYTHON"] = python
+    elif on_this_machine(settings["spark.master"]):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
@@ -198,7 +218,7 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     from pyspark.sql import SparkSession
 
     settings = spark_settings(master, conf)
-    use_this_python(settings["spark.master"])
+    use_this_python(settings)
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -207,8 +227,14 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     return session
 
 
+# Spark's tuning advice: two to three tasks per core of the application.
+TASKS_PER_CORE = 3
+
+
 class SparkEngine:
-    """Runs each item as Spark work: one task per item up to `parallelism` slices."""
+    """Runs items as Spark tasks: at most `parallelism` of them, and at most `TASKS_PER_CORE` per core
+    of the application, since each task costs its launch whatever it does (measured on local[2]: 200
+    tasks of nothing 5.4 s, 20 tasks 0.6 s); results come back in input order either way."""
 
     def __init__(self, session=None, master: str | None = None, conf: Mapping[str, str] | None = None):
         self._session = session
@@ -222,8 +248,9 @@ class SparkEngine:
         return self._session
 
     def _rdd(self, items: Sequence[T], parallelism: int | None):
-        slices = max(1, min(len(items), parallelism or len(items)))
-        return self.session.sparkContext.parallelize(list(items), slices)
+        context = self.session.sparkContext
+        slices = min(len(items), parallelism or len(items), TASKS_PER_CORE * context.defaultParallelism)
+        return context.parallelize(list(items), max(1, slices))
 
     def map(self, fn: Callable[[T], R], items: Sequence[T], parallelism: int | None = None) -> list[R]:
         if not items:

@@ -23,12 +23,13 @@ from urllib.parse import urlsplit
 import pyarrow.fs as pafs
 
 from hudi_assets.exceptions import CorruptFileError, InvalidConfigError, PathOutsideTableError, StorageError
-from hudi_assets.storage_options import gcs_options, s3_options
+from hudi_assets.storage_options import gcs_options, s3_batch_client, s3_options
 
 _ENTRY_NAME = operator.attrgetter("name")
 _ENTRY_IS_DIR = operator.methodcaller("is_dir", follow_symlinks=False)
 _ST_SIZE = operator.attrgetter("st_size")
 _PYARROW_SCHEMES = {"s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss"}
+S3_DELETE_BATCH = 1000  # the most keys one S3 DeleteObjects request takes
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +58,8 @@ class DirectoryListing:
 
 @dataclass(slots=True)
 class DeleteResult:
-    """Outcome of `delete_many`: what was removed, what was already gone, what failed and why."""
+    """Outcome of `delete_many`: what was removed, what was already gone, what failed and why.
+    S3's batch delete does not tell a removed key from one already gone: both are `deleted`."""
 
     deleted: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
@@ -153,16 +155,14 @@ class Storage:
     is shown which file to remove instead of a table that silently is not what Hudi sees.
     """
 
-    def __init__(self, base_uri: str, options: Mapping[str, Any] | None = None,
-                 filesystem: pafs.FileSystem | None = None):
-        """`filesystem` replaces the one `options` would open (a test's wrapper counting requests);
-        it is not pickled: an unpickled copy opens its own from the URI and options."""
+    def __init__(self, base_uri: str, options: Mapping[str, Any] | None = None):
         _require_utf8(str(base_uri))
         self.scheme, self.root = _split_base(str(base_uri))
         self.base_uri = self.root if self.scheme == "file" else f"{self.scheme}://{self.root}"
         self.options = dict(options or {})
         self._fs_options = self._typed_options()
-        self._fs: pafs.FileSystem | None = filesystem
+        self._fs: pafs.FileSystem | None = None
+        self._batch_client: Any = None  # boto3's S3 client for batch deletes; False: none
         # A table reached through a symlink: paths recorded through either spelling are its own.
         self._real_root = os.path.realpath(self.root) if self.is_local else self.root
         self._resolved_dirs: dict[str, str] = {}
@@ -478,8 +478,15 @@ class Storage:
         self.fs.create_dir(self._abs(rel), recursive=True)
 
     def delete_many(self, rels: Iterable[str]) -> DeleteResult:
-        """Delete files; all paths are checked against the base path before the first delete."""
+        """Delete files; all paths are checked against the base path before the first delete.
+
+        On S3, more than one file goes in DeleteObjects requests of up to `S3_DELETE_BATCH` keys
+        (pyarrow deletes one object per request); a single file keeps pyarrow's delete, which tells
+        a file already gone from a removed one (a rollback records the difference).
+        """
         paths = [(rel, self._abs(rel)) for rel in rels]
+        if len(paths) > 1 and self.scheme == "s3" and self._s3_batch_client() is not None:
+            return self._delete_s3_batches(paths)
         result = DeleteResult()
         delete = os.unlink if self.is_local else self.fs.delete_file  # locally one syscall, no checks
         for rel, path in paths:
@@ -494,6 +501,36 @@ class Storage:
                     result.missing.append(rel)
             else:
                 result.deleted.append(rel)
+        return result
+
+    def _s3_batch_client(self) -> Any:
+        if self._batch_client is None:
+            self._batch_client = s3_batch_client(self.options) or False
+        return self._batch_client or None
+
+    def _delete_s3_batches(self, paths: list[tuple[str, str]]) -> DeleteResult:
+        """DeleteObjects in batches; a key the store refuses is `failed` with the store's reason. A
+        request refused whole (credentials, network) raises: no key of it can be known gone."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        client = self._s3_batch_client()
+        bucket = self.root.partition("/")[0]
+        result = DeleteResult()
+        for start in range(0, len(paths), S3_DELETE_BATCH):
+            keys = {path.partition("/")[2]: rel for rel, path in paths[start:start + S3_DELETE_BATCH]}
+            try:
+                answer = client.delete_objects(
+                    Bucket=bucket, Delete={"Objects": [{"Key": key} for key in keys], "Quiet": True})
+            except (BotoCoreError, ClientError) as exc:
+                raise StorageError(f"{self.base_uri}: deleting {len(keys)} objects failed ({exc}); "
+                                   f"{len(result.deleted)} were deleted before") from exc
+            refused = {error["Key"]: f"{error.get('Code')}: {error.get('Message')}"
+                       for error in answer.get("Errors", [])}
+            for key, rel in keys.items():
+                if key in refused:
+                    result.failed[rel] = refused[key]
+                else:
+                    result.deleted.append(rel)
         return result
 
     def delete_dir(self, rel: str) -> bool:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
 
-from hudi_assets.engine import LocalEngine, SparkEngine, create_engine, spark_settings
+from hudi_assets.engine import LocalEngine, SparkEngine, create_engine, spark_settings, use_this_python
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.storage import Storage
 
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # stopped before another module starts a session of its own
 def spark_engine():
     engine = SparkEngine(master="local[2]")
     yield engine
@@ -47,6 +50,18 @@ def test_spark_settings_master_precedence_and_defaults():
     assert local["spark.executor.memory"] == "2g" and local["spark.ui.enabled"] == "true"
     assert spark_settings("yarn")["spark.ui.showConsoleProgress"] == "false"
     assert "spark.driver.host" not in spark_settings("yarn")
+    assert spark_settings("spark://127.0.0.1:7077")["spark.driver.bindAddress"] == "127.0.0.1"
+    assert "spark.driver.host" not in spark_settings("spark://10.1.2.3:7077")
+
+
+def test_executors_python_on_this_machine_or_as_configured(monkeypatch):
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    use_this_python(spark_settings("spark://10.1.2.3:7077"))  # workers elsewhere: their own Python
+    assert "PYSPARK_PYTHON" not in os.environ
+    use_this_python(spark_settings("spark://localhost:7077"))
+    assert os.environ["PYSPARK_PYTHON"] == sys.executable
+    use_this_python(spark_settings("yarn", {"spark.pyspark.python": "/opt/env/bin/python"}))
+    assert os.environ["PYSPARK_PYTHON"] == "/opt/env/bin/python"  # else ignored from Python
 
 
 def test_create_engine_rejects_unknown_kinds():

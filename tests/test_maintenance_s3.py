@@ -40,20 +40,23 @@ def test_clean_on_spark_and_archive_on_s3_match_local(tmp_path):
     local = Storage(str(tmp_path / "mor"))
     generate_table(local, "MERGE_ON_READ", **SPEC)
     engine = SparkEngine(master="local[2]")
-    with moto_s3() as options:
-        pafs.S3FileSystem(**options, allow_bucket_creation=True).create_dir("lake")
-        remote = Storage("s3://lake/tables/mor", options)
-        generate_table(remote, "MERGE_ON_READ", **SPEC)
-        reader = HudiTable(remote.base_uri, {
-            "aws_endpoint": f"http://{options['endpoint_override']}", "aws_allow_http": "true",
-            "aws_access_key_id": "test", "aws_secret_access_key": "test", "aws_region": "us-east-1"})
-        before = _rows(reader)
-        assert _files(remote) == _files(local)
+    try:
+        with moto_s3() as options:
+            pafs.S3FileSystem(**options, allow_bucket_creation=True).create_dir("lake")
+            remote = Storage("s3://lake/tables/mor", options)
+            generate_table(remote, "MERGE_ON_READ", **SPEC)
+            reader = HudiTable(remote.base_uri, {
+                "aws_endpoint": f"http://{options['endpoint_override']}", "aws_allow_http": "true",
+                "aws_access_key_id": "test", "aws_secret_access_key": "test", "aws_region": "us-east-1"})
+            before = _rows(reader)
+            assert _files(remote) == _files(local)
 
-        remote_counts = _maintain(remote, engine)
-        local_counts = _maintain(local, engine)
-        assert remote_counts == local_counts and remote_counts[0] > 0 and remote_counts[1] > 0
-        assert _files(remote) == _files(local)  # the same files deleted
-        archived = {s.name for s in remote.list(".hoodie/archived")}
-        assert archived == {s.name for s in local.list(".hoodie/archived")} and archived
-        assert _rows(HudiTable(remote.base_uri, reader.storage_options())) == before
+            remote_counts = _maintain(remote, engine)
+            local_counts = _maintain(local, engine)
+            assert remote_counts == local_counts and remote_counts[0] > 0 and remote_counts[1] > 0
+            assert _files(remote) == _files(local)  # the same files deleted
+            archived = {s.name for s in remote.list(".hoodie/archived")}
+            assert archived == {s.name for s in local.list(".hoodie/archived")} and archived
+            assert _rows(HudiTable(remote.base_uri, reader.storage_options())) == before
+    finally:
+        engine.session.stop()  # the next module may start a session of its own

@@ -6,9 +6,10 @@ import pyarrow.fs as pafs
 import pytest
 from s3_server import moto_s3, upload_tree
 
-from hudi_assets.exceptions import PathOutsideTableError, UnsupportedTableError
+from hudi_assets.exceptions import PathOutsideTableError, StorageError, UnsupportedTableError
 from hudi_assets.fsview import FileSystemView
 from hudi_assets.storage import Storage
+from hudi_assets.storage_options import s3_batch_client
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.report import timeline_rows
 
@@ -37,8 +38,10 @@ def test_storage_operations_and_confinement_on_s3(s3):
         with pytest.raises(PathOutsideTableError):
             storage.delete_many(["p/a", bad])
     assert storage.exists("p/a")
+    # A batch (DeleteObjects) cannot tell a key already gone from a removed one; a single key can.
     result = storage.delete_many(["p/a", "p/never"])
-    assert result.deleted == ["p/a"] and not storage.exists("p/a")
+    assert result.deleted == ["p/a", "p/never"] and not result.failed and not storage.exists("p/a")
+    assert storage.delete_many(["p/never"]).missing == ["p/never"]
 
 
 def test_real_table_timeline_on_s3_matches_local(s3, real_tables):
@@ -66,3 +69,24 @@ def test_v8_table_on_s3_is_refused(s3, real_tables):
     uri = upload_tree(s3, real_tables[V8_TABLE], "tables", V8_TABLE)
     with pytest.raises(UnsupportedTableError, match="table version 8"):
         HoodieTable(uri, s3)
+
+
+def test_batch_delete_client_reaches_what_pyarrow_reaches():
+    from botocore import UNSIGNED
+
+    client = s3_batch_client({"endpoint_override": "127.0.0.1:9000", "scheme": "http", "region": "eu-west-3",
+                              "access_key": "k", "secret_key": "s", "request_timeout": "7",
+                              "retry_strategy": "standard:5"})
+    assert client.meta.endpoint_url == "http://127.0.0.1:9000" and client.meta.region_name == "eu-west-3"
+    assert client.meta.config.read_timeout == 7.0 and client.meta.config.retries["total_max_attempts"] == 5
+    assert client._request_signer._credentials.access_key == "k"
+    anonymous = s3_batch_client({"anonymous": "true", "endpoint_override": "https://s3.example:443"})
+    assert anonymous.meta.config.signature_version is UNSIGNED
+    assert anonymous.meta.endpoint_url == "https://s3.example:443"
+    assert s3_batch_client({"role_arn": "arn:aws:iam::1:role/r"}) is None  # deletes stay pyarrow's
+
+
+def test_a_batch_delete_refused_whole_raises(s3):
+    storage = Storage("s3://no-such-bucket/t", s3)
+    with pytest.raises(StorageError, match=r"no-such-bucket/t: deleting 2 objects failed \(.*NoSuchBucket"):
+        storage.delete_many(["p/a", "p/b"])

@@ -1,8 +1,10 @@
-"""Requests a clean plan makes on S3 (moto on 127.0.0.1): one LIST per directory of the table, each
-partition listed once for discovery and its decision both, and a dry run's sizes from those listings."""
+"""Requests a clean makes on S3 (moto on 127.0.0.1, counted at its HTTP layer): a full plan lists
+each partition once, plus the directories above them, and asks nothing per file; deletes go in
+DeleteObjects batches of up to 1,000 keys, and a key the store refuses is a failed delete."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import pyarrow.fs as pafs
@@ -13,54 +15,20 @@ from hudi_assets.clean import CleanConfig
 from hudi_assets.clean.workflow import clean_table, plan_clean
 from hudi_assets.demo import generate_table
 from hudi_assets.engine import LocalEngine
-from hudi_assets.storage import Storage
+from hudi_assets.exceptions import DeleteFailedError
+from hudi_assets.storage import S3_DELETE_BATCH, Storage
 from hudi_assets.table import HoodieTable
+from hudi_assets.timeline import metadata
 
 pytestmark = pytest.mark.s3
-PARTITIONS, GROUPS, COMMITS = 100, 25, 4  # 4 slices of 25 groups: 100 files per partition
+# 881 to 997 objects a partition (up to 9 slices of 110 file groups, the metafile), 98,999 in all:
+# 100 x 1,000 files, each partition one LIST page (S3 returns up to 1,000 keys a page).
+PARTITIONS, GROUPS, COMMITS = 100, 110, 9
+RETAIN_ONE = CleanConfig(commits_retained=1)  # 8 slices of each group go
 
 
-class CountingHandler(pafs.FileSystemHandler):
-    """Delegates to a real filesystem, counting the requests by kind."""
-
-    def __init__(self, fs: pafs.FileSystem):
-        self.fs = fs
-        self.calls: Counter[str] = Counter()
-        self.listed: Counter[str] = Counter()
-
-    def get_type_name(self): return "counting"
-    def normalize_path(self, path): return self.fs.normalize_path(path)
-    def equals(self, other): return self is other
-
-    def get_file_info(self, paths):
-        self.calls["info"] += len(paths)
-        return self.fs.get_file_info(paths)
-
-    def get_file_info_selector(self, selector):
-        self.calls["list"] += 1
-        self.listed[selector.base_dir] += 1
-        return self.fs.get_file_info(selector)
-
-    def delete_file(self, path):
-        if "/.hoodie/" not in path:  # the table's own files (the lock's release is one more)
-            self.calls["delete_file"] += 1
-        return self.fs.delete_file(path)
-
-    def create_dir(self, path, recursive): return self.fs.create_dir(path, recursive=recursive)
-    def delete_dir(self, path): return self.fs.delete_dir(path)
-    def delete_dir_contents(self, path, missing_dir_ok=False):
-        return self.fs.delete_dir_contents(path, missing_dir_ok)
-    def delete_root_dir_contents(self): return self.fs.delete_dir_contents("/", accept_root_dir=True)
-    def move(self, src, dest): return self.fs.move(src, dest)
-    def copy_file(self, src, dest): return self.fs.copy_file(src, dest)
-    def open_input_stream(self, path): return self.fs.open_input_stream(path)
-    def open_input_file(self, path): return self.fs.open_input_file(path)
-    def open_output_stream(self, path, metadata): return self.fs.open_output_stream(path, metadata=metadata)
-    def open_append_stream(self, path, metadata): return self.fs.open_append_stream(path, metadata=metadata)
-
-
-def _put_table(tmp_path, options, prefix: str, partitions: int) -> None:
-    """A fast-mode table written locally, then put into moto's store directly (through HTTP, 10,000
+def _put_table(tmp_path, prefix: str, partitions: int) -> HoodieTable:
+    """A fast-mode table written locally, then put into moto's store directly (through HTTP, 100,000
     small PUTs take minutes on a busy machine)."""
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.s3.models import s3_backends
@@ -73,44 +41,86 @@ def _put_table(tmp_path, options, prefix: str, partitions: int) -> None:
     for path in local.rglob("*"):
         if path.is_file():
             backend.put_object("lake", f"{prefix}/{path.relative_to(local).as_posix()}", path.read_bytes())
+    return HoodieTable(str(local))
+
+
+def _files(table: HoodieTable, plan) -> list[str]:
+    """A plan's files, relative to the table, in plan order."""
+    return [table.storage.relativize(f.file_path) for infos in plan.file_paths_to_delete.values()
+            for f in infos]
+
+
+def _left(storage: Storage) -> set[str]:
+    """Every object of a table, by one recursive listing (a `exists` per missing key costs a HEAD
+    and a LIST, which moto answers by a scan of the bucket)."""
+    return {s.path for s in storage.list("", recursive=True) if not s.is_dir}
+
+
+def _planned(table: HoodieTable) -> list[str]:
+    return _files(table, plan_clean(table, RETAIN_ONE, LocalEngine())[0])
 
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
-    with moto_s3() as options:
+    """(options, request counts, keys DeleteObjects refuses, local copies by name) of a server
+    holding three tables."""
+    requests: Counter[str] = Counter()
+    refused: set[str] = set()
+    with moto_s3(requests, refused) as options:
+        # moto answers a LIST by a scan of the whole bucket (100,000 keys), in this process: more
+        # than pyarrow's 3 s a request on a busy machine.
+        options = {**options, "request_timeout": 120.0}
         pafs.S3FileSystem(**options, allow_bucket_creation=True).create_dir("lake")
-        _put_table(tmp_path_factory.mktemp("tables"), options, "big", PARTITIONS)
-        _put_table(tmp_path_factory.mktemp("tables"), options, "small", 3)
-        yield options
+        tables = {name: _put_table(tmp_path_factory.mktemp("tables"), name, partitions)
+                  for name, partitions in (("big", PARTITIONS), ("small", 3), ("refusing", 2))}
+        yield options, requests, refused, tables
 
 
-def _counted(options, prefix: str) -> tuple[HoodieTable, CountingHandler]:
-    handler = CountingHandler(pafs.S3FileSystem(**options))
-    return HoodieTable(Storage(f"s3://lake/{prefix}", options, pafs.PyFileSystem(handler))), handler
-
-
-def test_a_full_plan_lists_each_directory_once(s3):
-    table, handler = _counted(s3, "big")
-    assert table.active_timeline and handler.listed["lake/big/.hoodie"] == 1  # the timeline: one LIST
-    handler.calls.clear()
-    handler.listed.clear()
-    plan, planner = plan_clean(table, CleanConfig(commits_retained=1), LocalEngine(), with_sizes=True)
-    assert plan.total_files >= PARTITIONS * GROUPS and len(plan.file_paths_to_delete) == PARTITIONS
-    partitions = {f"lake/big/{p}" for p in plan.file_paths_to_delete}
-    assert partitions <= set(handler.listed) and all(handler.listed[p] == 1 for p in partitions)
-    directories = {"lake/big"} | {d.rpartition("/")[0] for d in partitions}  # root, years and months
-    directories |= {d.rpartition("/")[0] for d in directories if d.count("/") > 2}
-    assert set(handler.listed) == partitions | directories
-    assert handler.calls["list"] == len(partitions | directories)  # one LIST per directory, no more
-    assert handler.calls["info"] == 0  # no per-file requests: sizes came with the listings
+def test_a_full_plan_lists_each_partition_once_plus_discovery(s3):
+    options, requests, _, local = s3
+    local = local["big"]
+    table = HoodieTable(Storage("s3://lake/big", options))
+    assert table.active_timeline
+    requests.clear()
+    plan, planner = plan_clean(table, RETAIN_ONE, LocalEngine(), with_sizes=True)
+    partitions = list(plan.file_paths_to_delete)
+    # The same decisions as on a local disk (whose listing order differs from S3's sorted keys).
+    assert len(partitions) == PARTITIONS and sorted(_files(table, plan)) == sorted(_planned(local))
+    discovery = {"", "2024"} | {p.rpartition("/")[0] for p in partitions}  # the root, year and months
+    assert requests["LIST"] == PARTITIONS + len(discovery)
+    assert set(requests) == {"LIST"}  # nothing per file: the sizes came with the listings
     assert all(size == 0 for sizes in planner.file_sizes.values() for size in sizes)  # fast-mode files
 
 
-def test_deletes_one_request_per_file(s3):
-    """pyarrow's S3 filesystem has no batch delete and boto3 is not a dependency: each planned file
-    is one DeleteObject request (the engine's threads issue them in parallel batches)."""
-    table, handler = _counted(s3, "small")
-    planned = plan_clean(table, CleanConfig(commits_retained=1), LocalEngine())[0].total_files
-    result = clean_table(table, CleanConfig(commits_retained=1), LocalEngine())
-    assert result.files_deleted == planned > 0
-    assert handler.calls["delete_file"] == planned
+def test_deletes_go_in_batches_of_up_to_1000_keys(s3):
+    options, requests, _, local = s3
+    storage = Storage("s3://lake/small", options)
+    planned = _planned(local["small"])
+    requests.clear()
+    result = clean_table(HoodieTable(storage), RETAIN_ONE, LocalEngine())
+    assert result.files_deleted == len(planned) > 2 * S3_DELETE_BATCH
+    assert requests["DELETE_OBJECTS"] == math.ceil(len(planned) / S3_DELETE_BATCH)
+    assert requests["DELETE"] == 0  # no data file deleted one request at a time
+    assert not _left(storage) & set(planned)
+
+
+def test_keys_the_store_refuses_are_failed_deletes(s3):
+    options, _, refused, _ = s3
+    storage = Storage("s3://lake/refusing", options)
+    doomed = _planned(HoodieTable(storage))
+    kept = {doomed[0], doomed[-1]}
+    refused.update(f"refusing/{rel}" for rel in kept)
+    try:
+        with pytest.raises(DeleteFailedError) as failed:
+            clean_table(HoodieTable(storage), RETAIN_ONE, LocalEngine())
+    finally:
+        refused.clear()
+    assert sorted(failed.value.paths) == sorted(storage.uri(rel) for rel in kept)
+    left = _left(storage)
+    assert kept <= left and not left & set(doomed[1:-1])
+    timeline = HoodieTable(storage).active_timeline
+    [clean] = timeline.clean_timeline().filter_completed()
+    record = metadata.completed_metadata(timeline, clean)
+    failed_names = {n for p in record["partitionMetadata"].values() for n in p["failedDeleteFiles"]}
+    assert failed_names == {rel.rpartition("/")[2] for rel in kept}
+    assert record["totalFilesDeleted"] == len(doomed) - len(kept)

@@ -28,7 +28,7 @@ from hudi_assets.engine import Engine, LocalEngine, store_parallelism
 from hudi_assets.exceptions import CleanAbortedError
 from hudi_assets.metadata.clean_records import clean_records
 from hudi_assets.metadata.writer import MetadataTableWriter
-from hudi_assets.storage import DeleteResult, Storage
+from hudi_assets.storage import S3_DELETE_BATCH, DeleteResult, Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import CLEAN, Instant, State
@@ -36,7 +36,7 @@ from hudi_assets.timeline.timeline import WRITE_ACTIONS
 
 log = logging.getLogger(__name__)
 
-DELETE_BATCH = 500
+DELETE_BATCH = S3_DELETE_BATCH  # a round's batch is one S3 DeleteObjects request
 
 Progress = Callable[[int, int], None]
 

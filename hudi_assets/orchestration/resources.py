@@ -97,5 +97,5 @@ class HudiTableRegistry(dg.ConfigurableResource):
 def spark_resource(master: str | None = None, conf: dict[str, str] | None = None) -> LazyPySparkResource:
     """dagster-pyspark's lazy Spark resource with our defaults (see `spark_settings`)."""
     settings = spark_settings(master, conf)
-    use_this_python(settings["spark.master"])
+    use_this_python(settings)
     return LazyPySparkResource(spark_config=settings)
