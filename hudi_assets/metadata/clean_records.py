@@ -48,7 +48,7 @@ def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> None
     cannot keep in step: one without its own table, of another table version, with a partition being
     built, or with a partition we do not know how to update."""
     config = table.config
-    where = table.storage.uri(f".hoodie/{PROPERTIES_FILE}")
+    where = table.storage.uri(PROPERTIES_FILE)
     unknown = sorted(set(config.metadata_partitions) - UPDATABLE_PARTITIONS)
     if unknown:
         raise UnsupportedTableError(
