@@ -2,7 +2,6 @@
 rollbackFailedWrites): resume every pending rollback, then plan, request and execute one per failed
 write, newest first.
 
-- `pending_rollbacks`: requested/inflight rollbacks and their plans, keyed by the instant they undo.
 - `rollback_failed_writes`: the LAZY policy's step before a clean: writes whose heartbeat expired.
 - `rollback_write`: one named pending write (the `rollback` command).
 """
