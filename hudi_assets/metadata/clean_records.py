@@ -43,23 +43,23 @@ UPDATABLE_PARTITIONS = frozenset({FILES, COLUMN_STATS, BLOOM_FILTERS, RECORD_IND
 _ID_LENGTH = 12  # base64 of a 64-bit ColumnIndexID, the prefix of a column_stats key
 
 
-def refuse_unknown_partitions(table: HoodieTable) -> None:
-    """Refuse (before anything is written) a metadata table a clean cannot keep in step: one without
-    its own table, of another table version, with a partition being built, or with a partition we do
-    not know how to update."""
+def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> None:
+    """Refuse (before anything is written) a metadata table that `action` (a clean, a rollback)
+    cannot keep in step: one without its own table, of another table version, with a partition being
+    built, or with a partition we do not know how to update."""
     config = table.config
-    where = table.storage.uri(f".hoodie/{PROPERTIES_FILE}")
+    where = table.storage.uri(PROPERTIES_FILE)
     unknown = sorted(set(config.metadata_partitions) - UPDATABLE_PARTITIONS)
     if unknown:
         raise UnsupportedTableError(
             f"{where}: the metadata table has partition(s) {', '.join(unknown)}, which hudi-assets cannot "
-            f"keep in step with a clean (it updates {', '.join(sorted(UPDATABLE_PARTITIONS))}); let Hudi "
-            "clean this table")
+            f"keep in step with a {action} (it updates {', '.join(sorted(UPDATABLE_PARTITIONS))}); let Hudi "
+            f"{action} this table")
     building = [p for p in (config.get("hoodie.table.metadata.partitions.inflight") or "").split(",") if p]
     if building:
         raise UnsupportedTableError(
             f"{where}: metadata partition(s) {', '.join(building)} are being built "
-            "(hoodie.table.metadata.partitions.inflight); let the indexer finish before cleaning")
+            "(hoodie.table.metadata.partitions.inflight); let the indexer finish first")
     mdt_properties = f"{METADATA_FOLDER}/{PROPERTIES_FILE}"
     if not table.storage.exists(mdt_properties):
         raise UnsupportedTableError(

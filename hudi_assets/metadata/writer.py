@@ -31,8 +31,8 @@ from hudi_assets.metadata.table import METADATA_FOLDER
 from hudi_assets.rollback.executor import ROLLBACK_WRITE_TOKEN, RollbackActionExecutor
 from hudi_assets.rollback.markers import delete_marker_dir, marker_dir
 from hudi_assets.rollback.metadata import RollbackPlan, RollbackRequest
+from hudi_assets.rollback.pending import pending_rollbacks
 from hudi_assets.rollback.planner import plan_rollback
-from hudi_assets.rollback.workflow import pending_rollbacks
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
@@ -90,7 +90,7 @@ class MetadataTableWriter:
                 f"{self.storage.base_uri}: the metadata table has a pending compaction "
                 f"({', '.join(pending_compactions.timestamps)}); let the table's writer finish it first")
         if any(i.timestamp == instant_time for i in timeline.commits_timeline()):
-            self._roll_back(mdt, instant_time)
+            self.roll_back(instant_time)
             timeline = mdt.reload_timeline()
         by_group = self._route(records)
         requested = Instant(instant_time, DELTA_COMMIT, State.REQUESTED)
@@ -168,29 +168,31 @@ class MetadataTableWriter:
         return [n for n in names if n.startswith(f".{file_id}_")]
 
     # ------------------------------------------------------------------------------ recovery
-    def _roll_back(self, mdt: HoodieTable, instant_time: str) -> None:
-        """Roll back the metadata instant `instant_time` (a retried write), as the metadata table's
-        write client does: resume its pending rollback, or plan one (from the markers of a pending
-        instant, from the commit metadata of a completed one); un-publish a completed instant (its
-        inflight file stays); then execute."""
+    def roll_back(self, instant_time: str, rollback_time: str | None = None) -> None:
+        """Roll back the metadata instant `instant_time`, as the metadata table's write client does:
+        resume its pending rollback, or plan one at `rollback_time` (a new instant time when None) from
+        the markers of a pending instant or the commit metadata of a completed one; un-publish a
+        completed instant (its inflight file stays); then execute."""
+        mdt = self.open()
         pending = pending_rollbacks(mdt).get(instant_time)
         timeline = mdt.reload_timeline()
-        target = next(i for i in timeline.commits_timeline() if i.timestamp == instant_time)
-        if pending is None:
+        target = next((i for i in timeline.commits_timeline() if i.timestamp == instant_time), None)
+        if pending is not None:
+            plan, rollback = pending.plan, pending.instant
+        elif target is None:
+            return
+        else:
             plan = (_plan_from_commit(timeline, target) if target.is_completed
                     else plan_rollback(mdt, target))
-            rollback_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
-                                             mdt.config.timeline_timezone)
+            rollback_time = rollback_time or new_instant_time((i.timestamp for i in timeline.raw_instants),
+                                                              mdt.config.timeline_timezone)
             rollback = Instant(rollback_time, ROLLBACK, State.REQUESTED)
             self.storage.create_if_absent(timeline.state_file_path(rollback), plan.serialize())
-        else:
-            plan, rollback = pending.plan, pending.instant
-        if target.is_completed:  # HoodieActiveTimeline.revertToInflight
+        if target is not None and target.is_completed:  # HoodieActiveTimeline.revertToInflight
             inflight = target.with_state(State.INFLIGHT)
             self.storage.create_if_absent(timeline.state_file_path(inflight), b"")
             self.storage.delete_many([timeline.state_file_path(target)])
-        log.info("rolling back metadata table instant %s (a retried write) at %s", instant_time,
-                 rollback.timestamp)
+        log.info("rolling back metadata table instant %s at %s", instant_time, rollback.timestamp)
         RollbackActionExecutor(mdt, rollback, plan).execute()
 
 

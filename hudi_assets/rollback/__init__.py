@@ -3,13 +3,9 @@ failed-writes policy and for an operator's explicit request."""
 
 from hudi_assets.rollback.executor import RollbackActionExecutor, RollbackHooks
 from hudi_assets.rollback.metadata import RollbackPlan, RollbackRequest
+from hudi_assets.rollback.pending import pending_rollbacks
 from hudi_assets.rollback.planner import failed_writes, plan_rollback
-from hudi_assets.rollback.workflow import (
-    ExecutedRollback,
-    pending_rollbacks,
-    rollback_failed_writes,
-    rollback_write,
-)
+from hudi_assets.rollback.workflow import ExecutedRollback, rollback_failed_writes, rollback_write
 
 __all__ = [
     "ExecutedRollback",

@@ -12,7 +12,7 @@ import argparse
 
 from hudi_assets.config import parse_overrides
 from hudi_assets.rollback.planner import pending_writes, plan_rollback
-from hudi_assets.rollback.workflow import refuse_metadata_table, rollback_write
+from hudi_assets.rollback.workflow import rollback_write
 from hudi_assets.table import HoodieTable
 
 
@@ -35,7 +35,6 @@ def run(args: argparse.Namespace) -> int:
     table = HoodieTable(args.path, _storage_options(args.storage_option),
                         hoodie_conf=parse_overrides(args.hoodie_conf), props_file=args.props)
     if args.dry_run:
-        refuse_metadata_table(table)
         target = pending_writes(table.reload_timeline()).get(args.instant)
         if target is None:
             print(f"{args.instant} is not a pending write: nothing to roll back")

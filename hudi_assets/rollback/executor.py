@@ -2,7 +2,8 @@
 with BaseRollbackHelper; the COW and MOR executors differ only in what their plans hold).
 
 Order, as Hudi: `<t>.rollback.requested` -> `<t>.rollback.inflight` (empty) -> delete the planned
-files and append rollback command blocks -> delete the failed instant's inflight, then requested
+files and append rollback command blocks -> the metadata table's update, when the table has one
+(`metadata/rollback_records.py`) -> delete the failed instant's inflight, then requested
 state file -> `<t>.rollback` (HoodieRollbackMetadata) -> delete the instant's marker directory and
 heartbeat. Every step can be repeated, so a run killed anywhere is finished by the next one: a file
 already deleted is skipped, and a command block a killed run already wrote is found and reused
@@ -47,6 +48,8 @@ class RollbackHooks:
 
     def reached(self, step: str) -> None:
         """`step` is "requested" (plan written), "inflight", "request" (after each request is done),
+        on a table with a metadata table "mdt_requested", "mdt_block_written", "mdt_completed" (the
+        rollback's metadata deltacommit) and "mdt_rolled_back" (the failed instant's one undone),
         "instant_deleted" (the failed instant's state files are gone) or "complete" (`<t>.rollback`
         written, markers and heartbeat not yet deleted)."""
 
@@ -84,6 +87,8 @@ class RollbackActionExecutor:
         taken = int((time.monotonic() - started) * 1000)
         record = rollback_metadata_record(self.rollback_instant.timestamp, taken, self.plan.instant_time,
                                           self.plan.action, list(stats.values()))
+        if self.table.config.has_metadata_table:
+            self._update_metadata_table(record)
         self._delete_failed_instant()
         self.hooks.reached("instant_deleted")
         completed = Instant(self.rollback_instant.timestamp, ROLLBACK, State.COMPLETED)
@@ -96,6 +101,13 @@ class RollbackActionExecutor:
         log.info("rolled back %s %s at %s: %d files deleted", self.plan.action, self.plan.instant_time,
                  self.rollback_instant.timestamp, record["totalFilesDeleted"])
         return record
+
+    def _update_metadata_table(self, record: dict) -> None:
+        """`writeTableMetadata`, in `finishRollback` before the failed instant's state files go."""
+        # Imported here: the metadata table writer rolls back metadata instants with this executor.
+        from hudi_assets.metadata.rollback_records import update_metadata_table
+        update_metadata_table(self.table, self.rollback_instant.timestamp, record, self.plan,
+                              self.hooks.reached)
 
     def _delete_failed_instant(self) -> None:
         """deleteInflightAndRequestedInstant: the inflight file first, so a crash leaves a write that

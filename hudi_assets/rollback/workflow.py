@@ -2,7 +2,6 @@
 rollbackFailedWrites): resume every pending rollback, then plan, request and execute one per failed
 write, newest first.
 
-- `pending_rollbacks`: requested/inflight rollbacks and their plans, keyed by the instant they undo.
 - `rollback_failed_writes`: the LAZY policy's step before a clean: writes whose heartbeat expired.
 - `rollback_write`: one named pending write (the `rollback` command).
 """
@@ -14,27 +13,22 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from hudi_assets.engine import Engine
-from hudi_assets.exceptions import HudiInputError, UnsupportedTableError
+from hudi_assets.exceptions import HudiInputError
 from hudi_assets.heartbeat import HeartbeatConfig, delete_heartbeat, is_heartbeat_expired, last_heartbeat_ms
+from hudi_assets.metadata.clean_records import refuse_unknown_partitions
 from hudi_assets.rollback.executor import RollbackActionExecutor, RollbackHooks
 from hudi_assets.rollback.markers import delete_marker_dir
-from hudi_assets.rollback.metadata import RollbackPlan
-from hudi_assets.rollback.planner import failed_writes, is_clustering, pending_writes, plan_rollback
+from hudi_assets.rollback.pending import PendingRollback, pending_rollbacks
+from hudi_assets.rollback.planner import failed_writes, pending_writes, plan_rollback
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
-from hudi_assets.timeline.instant import COMPACTION, REPLACE_COMMIT, ROLLBACK, Instant, State
+from hudi_assets.timeline.instant import ROLLBACK, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time
 from hudi_assets.transaction import table_lock
 
 log = logging.getLogger(__name__)
 
 FULL_BOOTSTRAP_INSTANT = "00000000000002"  # HoodieTimeline.FULL_BOOTSTRAP_INSTANT_TS
-
-
-@dataclass(frozen=True, slots=True)
-class PendingRollback:
-    instant: Instant  # the rollback's own requested or inflight instant
-    plan: RollbackPlan
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,34 +40,6 @@ class ExecutedRollback:
     action: str
     files_deleted: int
     rollback_log_files: int
-
-
-def refuse_metadata_table(table: HoodieTable) -> None:
-    if table.config.has_metadata_table:
-        raise UnsupportedTableError(
-            f"{table.base_path}: the table has a metadata table (hoodie.table.metadata.partitions="
-            f"{','.join(table.config.metadata_partitions)}); a rollback must also update it, which "
-            "hudi-assets does not do: let Hudi roll back this table's failed writes "
-            f"(pending: {', '.join(pending_writes(table.reload_timeline()).timestamps) or 'none'}).")
-
-
-def pending_rollbacks(table: HoodieTable) -> dict[str, PendingRollback]:
-    """getPendingRollbackInfos (compaction and clustering ignored): instant undone -> its rollback.
-    The plan is read from the requested file, which an inflight rollback keeps."""
-    timeline = table.reload_timeline()
-    found: dict[str, PendingRollback] = {}
-    for instant in timeline.rollback_timeline().filter_pending():
-        requested = Instant(instant.timestamp, ROLLBACK, State.REQUESTED)
-        path = table.storage.uri(timeline.state_file_path(requested))
-        if not timeline.has_state_file(requested):
-            log.warning("pending rollback %s has no requested file %s: skipped", instant.timestamp, path)
-            continue
-        plan = RollbackPlan.deserialize(timeline.read_details(requested), path)
-        if plan.action == COMPACTION or (plan.action == REPLACE_COMMIT and is_clustering(
-                timeline, Instant(plan.instant_time, REPLACE_COMMIT, State.INFLIGHT))):
-            continue
-        found.setdefault(plan.instant_time, PendingRollback(instant, plan))
-    return found
 
 
 def _execute(table: HoodieTable, instant_time: str, pending: PendingRollback | None, engine: Engine | None,
@@ -121,12 +87,12 @@ def rollback_failed_writes(table: HoodieTable, engine: Engine | None = None,
                            hooks: RollbackHooks | None = None, now: datetime | None = None,
                            now_ms: int | None = None) -> list[ExecutedRollback]:
     """The LAZY policy: roll back writes whose heartbeat expired, finishing pending rollbacks first.
-    The caller holds the table lock. On a table with a metadata table only an empty run proceeds (a
-    rollback would have to update the metadata table too)."""
+    The caller holds the table lock. A metadata table is kept in step (refused before anything is
+    written when it has a partition hudi-assets cannot update)."""
     heartbeat = HeartbeatConfig.from_write_config(table.write_config)
     failed = [i.timestamp for i in failed_writes(table, heartbeat, now_ms)]
-    if failed or pending_rollbacks(table):
-        refuse_metadata_table(table)
+    if table.config.has_metadata_table and (failed or pending_rollbacks(table)):
+        refuse_unknown_partitions(table, "roll back")
     return _rollback_all(table, failed, engine, hooks or RollbackHooks(), now)
 
 
@@ -136,7 +102,8 @@ def rollback_write(table: HoodieTable, instant_time: str, force: bool = False, e
     """Roll back one pending write (and finish any pending rollback first). Refused with
     `HudiInputError` when `instant_time` is not a pending commit, deltacommit or non-clustering
     replacecommit, or when its writer's heartbeat is live, unless `force`."""
-    refuse_metadata_table(table)
+    if table.config.has_metadata_table:
+        refuse_unknown_partitions(table, "roll back")
     with table_lock(table, "rollback"):
         pending = pending_rollbacks(table)
         if instant_time not in pending:

@@ -149,15 +149,16 @@ def test_unknown_metadata_partition_is_refused_before_anything_is_written(tmp_pa
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == listing
 
 
-def test_lazy_rollback_with_nothing_to_roll_back_lets_the_clean_run(tmp_path, capsys):
+def test_lazy_rollback_after_a_clean_keeps_the_metadata_table_in_step(tmp_path, capsys):
     b = _with_mdt(tmp_path, "COPY_ON_WRITE")
     table = HoodieTable(str(tmp_path))
     config = _config(table, **{"hoodie.cleaner.policy.failed.writes": "LAZY"})
     assert clean_table(table, config).files_deleted > 0
     _assert_in_step(tmp_path, capsys)
     b.commit("20240101000009000", state=State.INFLIGHT)
-    with pytest.raises(Exception, match="metadata table"):
-        rollback_failed_writes(HoodieTable(str(tmp_path)), now_ms=2**62)
+    [done] = rollback_failed_writes(HoodieTable(str(tmp_path)), now_ms=2**62)
+    assert done.instant_time == "20240101000009000"
+    _assert_in_step(tmp_path, capsys)
 
 
 STEPS = ["partitions", "mdt_requested", "mdt_block_written", "mdt_block_written:2", "mdt_completed",

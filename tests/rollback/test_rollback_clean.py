@@ -116,9 +116,10 @@ def test_rollback_command_refuses_what_is_not_a_failed_write(tmp_path):
     assert not _pending(builder) and not (builder.root / "p" / base_file("a", FAILED)).exists()
 
 
-def test_rollback_command_refuses_a_table_with_a_metadata_table(tmp_path):
+def test_rollback_command_refuses_metadata_partitions_without_a_metadata_table(tmp_path):
     builder = _table(tmp_path / "t", **{"hoodie.table.metadata.partitions": "files"})
     before = _state(builder)
     proc = _cli(str(builder.root), FAILED)
-    assert proc.returncode == 2 and "metadata table" in proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert ".hoodie/metadata/.hoodie/hoodie.properties is missing" in proc.stderr
     assert _state(builder) == before

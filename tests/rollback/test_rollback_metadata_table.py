@@ -1,0 +1,126 @@
+"""Failed writes rolled back on tables with a metadata table, as Hudi 0.15's finishRollback does:
+one metadata deltacommit at the rollback's time, the failed instant's metadata deltacommit rolled
+back, the metadata table validated against storage, a rerun doing nothing, and a run killed between
+the metadata deltacommit and `<t>.rollback` finished by the next one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rollback.failed_tables import expected_rows, read_rows
+
+from hudi_assets.clean import CleanConfig, clean_table
+from hudi_assets.cli import main
+from hudi_assets.config import WriteConfig
+from hudi_assets.demo.generator import DemoTable
+from hudi_assets.engine import LocalEngine
+from hudi_assets.metadata import MetadataTable
+from hudi_assets.metadata.initializer import initialize_from_filesystem
+from hudi_assets.metadata.payloads import partition_files_record
+from hudi_assets.metadata.writer import MetadataTableWriter
+from hudi_assets.rollback import pending_rollbacks
+from hudi_assets.table import HoodieTable
+
+TABLE_TYPES = ["COPY_ON_WRITE", "MERGE_ON_READ"]
+
+
+def _with_metadata_table(demo: DemoTable, failed_deltacommit: bool) -> None:
+    """The metadata table built from storage up to the last completed commit; with
+    `failed_deltacommit`, the failed write's own metadata deltacommit too (its writer died after it)."""
+    table = HoodieTable(demo.base_path)
+    initialize_from_filesystem(table)
+    if failed_deltacommit:
+        by_partition: dict[str, dict[str, int]] = {}
+        for rel in demo.failed_files:
+            partition, _, name = rel.rpartition("/")
+            by_partition.setdefault(partition, {})[name] = (Path(demo.base_path) / rel).stat().st_size
+        records = [partition_files_record(p, added=files) for p, files in by_partition.items()]
+        MetadataTableWriter(HoodieTable(demo.base_path)).commit(demo.failed_instant, records)
+
+
+def _listed(demo: DemoTable) -> set[str]:
+    listing = MetadataTable(demo.base_path).files_listing.partitions
+    return {f"{p}/{name}" if p else name for p, files in listing.items() for name in files}
+
+
+def _metadata_timeline(demo: DemoTable) -> list[str]:
+    return sorted(p.name for p in (Path(demo.base_path) / ".hoodie" / "metadata" / ".hoodie").iterdir()
+                  if p.is_file())
+
+
+def _assert_rolled_back(demo: DemoTable, failed_deltacommit: bool) -> None:
+    hoodie = Path(demo.base_path) / ".hoodie"
+    assert not [p for p in hoodie.iterdir() if p.name.startswith(demo.failed_instant)]
+    [completed] = [p.name for p in hoodie.iterdir() if p.name.endswith(".rollback")]
+    rollback_time = completed.split(".")[0]
+    mdt = _metadata_timeline(demo)
+    assert f"{rollback_time}.deltacommit" in mdt  # the rollback's own metadata deltacommit
+    assert not [n for n in mdt if n.startswith(demo.failed_instant)]
+    assert (f"{rollback_time}006.rollback" in mdt) == failed_deltacommit
+    gone = {rel for rel in demo.failed_files if not (Path(demo.base_path) / rel).exists()}
+    assert gone and not gone & _listed(demo)
+    assert main(["metadata", demo.base_path, "--validate"]) == 0
+    assert read_rows(demo.base_path) == expected_rows(demo)
+
+
+@pytest.mark.parametrize("failed_deltacommit", [False, True], ids=["no-mdt-commit", "mdt-commit"])
+@pytest.mark.parametrize("table_type", TABLE_TYPES)
+def test_rollback_command_keeps_the_metadata_table_in_step(failed_table, table_type, failed_deltacommit):
+    demo = failed_table(table_type)
+    _with_metadata_table(demo, failed_deltacommit)
+    if failed_deltacommit:
+        assert f"{demo.failed_instant}.deltacommit" in _metadata_timeline(demo)
+    assert main(["rollback", demo.base_path, demo.failed_instant]) == 0
+    _assert_rolled_back(demo, failed_deltacommit)
+    before = _metadata_timeline(demo)
+    assert main(["rollback", demo.base_path, demo.failed_instant]) == 0
+    assert _metadata_timeline(demo) == before  # a rerun does nothing
+
+
+@pytest.mark.parametrize("failed_deltacommit", [False, True], ids=["no-mdt-commit", "mdt-commit"])
+@pytest.mark.parametrize("table_type", TABLE_TYPES)
+def test_lazy_clean_rolls_back_on_a_table_with_a_metadata_table(failed_table, table_type, failed_deltacommit):
+    demo = failed_table(table_type)
+    _with_metadata_table(demo, failed_deltacommit)
+    table = HoodieTable(demo.base_path)
+    config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None, {
+        "hoodie.cleaner.policy.failed.writes": "LAZY", "hoodie.cleaner.commits.retained": "10"}))
+    clean_table(table, config, LocalEngine())
+    _assert_rolled_back(demo, failed_deltacommit)
+    before = _metadata_timeline(demo)
+    clean_table(HoodieTable(demo.base_path), config, LocalEngine())
+    assert _metadata_timeline(demo) == before
+
+
+@pytest.mark.parametrize("step", ["mdt_requested", "mdt_completed", "mdt_rolled_back"])
+def test_killed_between_metadata_deltacommit_and_rollback_is_finished(failed_table, step):
+    demo = failed_table("MERGE_ON_READ")
+    _with_metadata_table(demo, failed_deltacommit=True)
+    kill = [sys.executable, str(Path(__file__).with_name("kill_rollback.py")), demo.base_path,
+            demo.failed_instant, step]
+    proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    assert read_rows(demo.base_path) == expected_rows(demo)
+    assert main(["metadata", demo.base_path, "--validate"]) == 0  # readers never see a half state
+    rerun = [sys.executable, "-m", "hudi_assets.cli", "rollback", demo.base_path, demo.failed_instant]
+    proc = subprocess.run(rerun, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    _assert_rolled_back(demo, failed_deltacommit=True)
+    assert not pending_rollbacks(HoodieTable(demo.base_path))
+    assert not pending_rollbacks(HoodieTable(f"{demo.base_path}/.hoodie/metadata"))
+
+
+def test_unknown_metadata_partition_is_refused_before_anything_is_written(failed_table, capsys):
+    demo = failed_table("COPY_ON_WRITE")
+    _with_metadata_table(demo, failed_deltacommit=False)
+    props = Path(demo.base_path) / ".hoodie" / "hoodie.properties"
+    text = props.read_text()
+    props.write_text(text.replace("hoodie.table.metadata.partitions=files",
+                                  "hoodie.table.metadata.partitions=expr_index_x,files"))
+    files = sorted(str(p) for p in Path(demo.base_path).rglob("*"))
+    assert main(["rollback", demo.base_path, demo.failed_instant]) == 2
+    assert "expr_index_x" in capsys.readouterr().err
+    assert sorted(str(p) for p in Path(demo.base_path).rglob("*")) == files
