@@ -188,8 +188,9 @@ class PlanValidator:
         problems.extend(self._metadata_problems(instant, plan))
         entries = plan.file_paths_to_delete
         planned = [partition for partition, infos in entries.items() if infos]
-        replaced = self.view.replaced_file_groups  # the timeline-derived sets, made before forking
-        self.view.savepointed_files, self.view.pending_plan_files  # noqa: B018
+        # The view's timeline-derived sets are made here, once, before the workers fork.
+        replaced = self.view.replaced_file_groups
+        _ = self.view.savepointed_files, self.view.pending_plan_files
         with gc_paused():
             verdicts = store_map(self.engine, self.storage.is_local,
                                  lambda partition: self._check_partition(partition, entries[partition],
