@@ -80,12 +80,14 @@ def report(name: str, ours: list[float], floor: list[float], target: float, what
 
 def plan_digest(plan: dict[str, Any]) -> str:
     """sha256 of a plan's decisions in their order: policy, ECTR, last completed commit, the file
-    paths per partition (plan order) and the partitions to delete."""
+    names per partition (plan order) and the partitions to delete. Names, not paths: a planned file
+    lies directly in its partition, and a digest must not change with where the table was built."""
     canonical = {
         "policy": plan["policy"],
         "ectr": plan["ectr"],
         "last_completed_commit": plan["last_completed_commit"],
-        "partitions": [[p["partition"], [f["path"] for f in p["files"]]] for p in plan["partitions"]],
+        "partitions": [[p["partition"], [f["path"].rpartition("/")[2] for f in p["files"]]]
+                       for p in plan["partitions"]],
         "partitions_to_delete": plan["partitions_to_delete"],
     }
     return hashlib.sha256(json.dumps(canonical, separators=(",", ":")).encode()).hexdigest()

@@ -78,31 +78,42 @@ class LocalEngine:
 
         Forking hands `fn` and everything it closes over to the workers as they are (nothing is
         pickled but the items and the results, so results should be compact: names and numbers).
-        The work must be free of effects, since a chunk that fails in a worker is redone here and
-        raises its error as if no worker had been involved. Runs in this process when forking is not
-        safe or not worth it: too few items or CPUs, no `fork`, inside a worker, or other threads
-        running (a thread holding a lock at the fork would leave it held in the worker forever);
-        this package's own lock-renewal thread is the one exception, as it holds no lock the workers
-        take.
+        A chunk that fails in a worker is redone here and raises its error as if no worker had been
+        involved, so the work must be free of effects, or give the same result when done again.
+        Runs in this process when forking is not safe or not worth it: too few items or CPUs, no
+        `fork`, inside a worker, or other threads running (a thread holding a lock at the fork
+        would leave it held in the worker forever); this package's own lock-renewal thread is the
+        one exception, as it holds no lock the workers take.
         """
+        return list(self.imap_in_processes(fn, items))
+
+    def imap_in_processes(self, fn: Callable[[T], R], items: Sequence[T],
+                          chunk_size: int | None = None) -> Iterator[R]:
+        """`map_in_processes` yielding each result in input order as soon as it is there (progress
+        can be reported between them), `chunk_size` items per task (default: a few tasks per
+        worker). When the caller stops early, tasks not yet started are cancelled."""
         workers = min(self.processes, len(items))
         if workers < 2 or len(items) < self.process_min_items or not _can_fork():
-            return [fn(item) for item in items]
-        size = -(-len(items) // (workers * 4))  # a few chunks per worker evens out uneven ones
+            yield from map(fn, items)
+            return
+        size = chunk_size or -(-len(items) // (workers * 4))  # a few chunks per worker evens them out
         chunks = [items[i:i + size] for i in range(0, len(items), size)]
         global _forked_fn
         _forked_fn = fn
+        pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"), _enter_worker)
+        done = 0
         try:
-            with ProcessPoolExecutor(workers, multiprocessing.get_context("fork"), _enter_worker) as pool:
-                done = list(pool.map(_run_forked, chunks))
-        except BrokenProcessPool:  # a worker died (killed, out of memory): its work is done here
-            done = [None] * len(chunks)
+            try:
+                for payload in pool.map(_run_forked, chunks):
+                    chunk = chunks[done]
+                    done += 1
+                    yield from pickle.loads(payload) if payload is not None else map(fn, chunk)
+            except BrokenProcessPool:  # a worker died (killed, out of memory): the rest is done here
+                for chunk in chunks[done:]:
+                    yield from map(fn, chunk)
         finally:
             _forked_fn = None
-        results: list[R] = []
-        for chunk, payload in zip(chunks, done, strict=True):
-            results.extend(pickle.loads(payload) if payload is not None else [fn(item) for item in chunk])
-        return results
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 _forked_fn: Callable[[Any], Any] | None = None  # the function a forked worker runs, set before forking
@@ -160,12 +171,6 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def store_parallelism(engine: Engine, local_store: bool, parallelism: int) -> int:
-    """The parallelism of per-file work with effects (deletes) on a store: 1 on the local engine over
-    a local file system (see `store_map`), the parallelism asked for elsewhere."""
-    return 1 if local_store and isinstance(engine, LocalEngine) else parallelism
 
 
 def on_this_machine(master: str) -> bool:

@@ -120,3 +120,63 @@ def test_plan_from_forked_workers_equals_the_single_process_plan(tmp_path, table
     assert forked == json.loads(json.dumps(here))
     assert list(forked[0]["filePathsToBeDeletedPerPartition"]) == \
         list(here[0]["filePathsToBeDeletedPerPartition"])
+
+
+def test_imap_in_processes_yields_each_result_in_order_as_it_comes():
+    out = _fresh("import json, os\n"
+                 "from hudi_assets.engine import LocalEngine\n"
+                 "engine = LocalEngine(processes=2, process_min_items=2)\n"
+                 "results = []\n"
+                 "for r in engine.imap_in_processes(lambda x: (x + 1, os.getpid()), list(range(12)), 1):\n"
+                 "    results.append(r)\n"
+                 "    if len(results) == 5: break  # the caller stops: the pool is shut down\n"
+                 "print(json.dumps({'parent': os.getpid(), 'results': results}))")
+    found = json.loads(out)
+    assert [r for r, _ in found["results"]] == [1, 2, 3, 4, 5]
+    assert found["parent"] not in {pid for _, pid in found["results"]}
+
+
+CLEAN_IN_WORKERS = """
+import json, os, sys
+from hudi_assets import engine as engines
+from hudi_assets.clean import CleanConfig, CleanHooks, clean_table
+from hudi_assets.clean.validation import PlanValidator
+from hudi_assets.clean.workflow import plan_clean
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.instant import Instant
+from hudi_assets.timeline.metadata import completed_metadata
+
+class OneFilePerBatch(CleanHooks):
+    delete_batch = 1  # a task per file: the deletes go to the workers
+
+config = CleanConfig(commits_retained=2)
+out = {}
+for path, engine in zip(sys.argv[1:], [engines.LocalEngine(processes=1),
+                                       engines.LocalEngine(processes=2, process_min_items=2)]):
+    assert engines._can_fork()
+    table = HoodieTable(path)
+    plan, _ = plan_clean(table, config, engine)
+    verdict = PlanValidator(table, config, engine=engine).validate([("9" * 17, "plan", plan)])
+    result = clean_table(HoodieTable(path), config, engine, hooks=OneFilePerBatch())
+    table = HoodieTable(path)
+    meta = completed_metadata(table.active_timeline, Instant(result.executed[0].instant, "clean"))
+    left = sorted(os.path.relpath(os.path.join(d, n), path) for d, _, names in os.walk(path)
+                  for n in names if "/.hoodie" not in d + "/")
+    out[path] = {"validated": [[p.files, p.companions] for p in verdict.plans], "safe": verdict.safe,
+                 "partitions": meta["partitionMetadata"], "deleted": meta["totalFilesDeleted"], "left": left}
+print(json.dumps(list(out.values())))
+"""
+
+
+def test_clean_validated_and_deleted_in_forked_workers_equals_the_single_process_clean(tmp_path):
+    """Two copies of one demo table: validation verdicts, the clean metadata (deleted and failed per
+    file) and the files left are the same whether partitions are checked and files unlinked in
+    forked workers or in one process."""
+    tables = [tmp_path / "one", tmp_path / "forked"]
+    for path in tables:
+        generate_table(Storage(str(path)), "MERGE_ON_READ", partitions=6, files_per_partition=3, commits=8,
+                       fast=True)
+    one, forked = json.loads(subprocess.run([sys.executable, "-c", CLEAN_IN_WORKERS, *map(str, tables)],
+                                            check=True, capture_output=True, text=True).stdout)
+    assert one["safe"] and one["deleted"] > 2
+    assert forked == one

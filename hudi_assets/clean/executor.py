@@ -11,9 +11,10 @@ them). Deciding what is safe is `clean.validation`'s job; this module only acts 
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from hudi_assets.clean.config import CleanConfig
@@ -24,7 +25,7 @@ from hudi_assets.clean.plan import (
     serialize_clean_metadata,
 )
 from hudi_assets.clean.validation import ValidatedPlan
-from hudi_assets.engine import Engine, LocalEngine, store_parallelism
+from hudi_assets.engine import Engine, LocalEngine
 from hudi_assets.exceptions import CleanAbortedError
 from hudi_assets.metadata.clean_records import clean_records
 from hudi_assets.metadata.writer import MetadataTableWriter
@@ -161,14 +162,11 @@ class CleanActionExecutor:
         total = DeleteResult()
         batch = max(1, self.hooks.delete_batch)
         batches = [rels[i:i + batch] for i in range(0, len(rels), batch)]
-        per_round = store_parallelism(self.engine, storage.is_local,
-                                      max(1, min(self.config.parallelism, 64)))
         done = 0
         if self.progress:
             self.progress(0, len(rels))
-        for start in range(0, len(batches), per_round):
-            chunk = batches[start:start + per_round]
-            for part in self.engine.map(lambda paths: _delete_batch(storage, paths), chunk, len(chunk)):
+        for parts in self._delete_rounds(batches):
+            for part in parts:
                 total.deleted.extend(part.deleted)
                 total.missing.extend(part.missing)
                 total.failed.update(part.failed)
@@ -179,3 +177,19 @@ class CleanActionExecutor:
         for rel, why in total.failed.items():
             log.warning("could not delete %s: %s", storage.uri(rel), why)
         return total
+
+    def _delete_rounds(self, batches: list[list[str]]) -> Iterator[list[DeleteResult]]:
+        """The results of each round of batches, in order. On the local engine over a local file
+        system the unlinks run in forked workers, a batch per round (threads would take turns holding
+        the GIL between syscalls). A batch a dead worker leaves is deleted again here, which gives
+        the same result: a file already gone counts as deleted."""
+        storage = self.table.storage
+        if storage.is_local and isinstance(self.engine, LocalEngine):
+            delete = functools.partial(_delete_batch, storage)
+            for part in self.engine.imap_in_processes(delete, batches, 1):
+                yield [part]
+            return
+        per_round = max(1, min(self.config.parallelism, 64))
+        for start in range(0, len(batches), per_round):
+            chunk = batches[start:start + per_round]
+            yield self.engine.map(lambda paths: _delete_batch(storage, paths), chunk, len(chunk))

@@ -18,8 +18,9 @@ refused whole when any entry:
 and when the plan's own metadata contradicts its instant time (ECTR or last completed commit not
 before it) or retains fewer commits than the table's cleaning policy asks for now.
 
-One listing per partition, with the view's timeline-derived sets computed once; each partition
-directory is resolved once, not each file.
+One listing per planned partition, with the view's timeline-derived sets computed once; each
+partition directory is resolved once, not each file. Partitions are checked in forked workers on a
+local file system (`store_map`), each returning its verdict as strings.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
-from hudi_assets.clean.plan import CleanerPlan
+from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
 from hudi_assets.clean.planner import earliest_commit_to_retain
+from hudi_assets.engine import Engine, LocalEngine, gc_paused, store_map
 from hudi_assets.exceptions import PathOutsideTableError, UnsafePlanError
 from hudi_assets.fsview import PARTITION_METAFILE, FileSystemView, LogFile, build_file_groups
 from hudi_assets.storage import Storage
@@ -122,8 +124,10 @@ class _Partition:
 class PlanValidator:
     """Validates plans against one snapshot of the timeline and one listing per partition."""
 
-    def __init__(self, table: HoodieTable, config: CleanConfig, now: datetime | None = None):
+    def __init__(self, table: HoodieTable, config: CleanConfig, now: datetime | None = None,
+                 engine: Engine | None = None):
         self.table = table
+        self.engine = engine or LocalEngine()
         self.config = config
         self.storage: Storage = table.storage
         self.view = FileSystemView(table)
@@ -181,34 +185,23 @@ class PlanValidator:
     def _validate_plan(self, instant: str, plan: CleanerPlan) -> tuple[ValidatedPlan, list[tuple[str, str]]]:
         problems: list[tuple[str, str]] = []
         validated = ValidatedPlan(instant)
-        ectr = plan.ectr_timestamp
         problems.extend(self._metadata_problems(instant, plan))
-        by_commits = ectr is not None
-        savepointed = self.view.savepointed_files
-        pending_reads = self.view.pending_plan_files
+        entries = plan.file_paths_to_delete
+        planned = [partition for partition, infos in entries.items() if infos]
+        # The view's timeline-derived sets are made here, once, before the workers fork.
         replaced = self.view.replaced_file_groups
-        for partition, infos in plan.file_paths_to_delete.items():
-            if infos and (why := self._directory_problem(partition)):
-                problems.append((infos[0].file_path, f"its partition {partition!r}: {why}"))
-                continue
-            listed = self._partition(partition) if infos else None
-            rels = validated.files.setdefault(partition, [])
-            for info in infos:
-                if "\0" in info.file_path:
-                    problems.append((info.file_path.replace("\0", "\\0"), "contains a NUL byte"))
-                    continue
-                rel = self._relative(info.file_path)
-                why = self._file_problem(partition, rel, listed, ectr, by_commits, savepointed,
-                                         pending_reads, replaced)
-                if why:
-                    problems.append((info.file_path, why))
-                    continue
-                rels.append(rel)
-                if listed.has_checksums:
-                    companion = f"{partition}/.{rel.rpartition('/')[2]}.crc" if partition else \
-                        f".{rel}.crc"
-                    if companion.rpartition("/")[2] in listed.names:
-                        validated.companions.append(companion)
+        _ = self.view.savepointed_files, self.view.pending_plan_files
+        with gc_paused():
+            verdicts = store_map(self.engine, self.storage.is_local,
+                                 lambda partition: self._check_partition(partition, entries[partition],
+                                                                         plan.ectr_timestamp),
+                                 planned, self.config.parallelism)
+        checked = dict(zip(planned, verdicts, strict=True))
+        for partition in entries:
+            rels, companions, found = checked.get(partition, ([], [], []))
+            validated.files[partition] = rels
+            validated.companions.extend(companions)
+            problems.extend(found)
         if self.table.config.is_partitioned:  # Hudi ignores partitionsToBeDeleted otherwise
             for partition in plan.partitions_to_delete:
                 why = self._partition_delete_problem(partition, replaced)
@@ -217,6 +210,36 @@ class PlanValidator:
                 else:
                     validated.partitions_to_delete.append(partition)
         return validated, problems
+
+    def _check_partition(self, partition: str, infos: list[CleanFileInfo], ectr: str | None
+                         ) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+        """One planned partition, listed once: (relative paths that may go, their `.crc` companions,
+        problems). Runs in a forked worker on a local file system, so it returns only strings."""
+        if why := self._directory_problem(partition):
+            return [], [], [(infos[0].file_path, f"its partition {partition!r}: {why}")]
+        listed = self._partition(partition)
+        savepointed = self.view.savepointed_files
+        pending_reads = self.view.pending_plan_files
+        replaced = self.view.replaced_file_groups
+        rels: list[str] = []
+        companions: list[str] = []
+        problems: list[tuple[str, str]] = []
+        for info in infos:
+            if "\0" in info.file_path:
+                problems.append((info.file_path.replace("\0", "\\0"), "contains a NUL byte"))
+                continue
+            rel = self._relative(info.file_path)
+            why = self._file_problem(partition, rel, listed, ectr, ectr is not None, savepointed,
+                                     pending_reads, replaced)
+            if why:
+                problems.append((info.file_path, why))
+                continue
+            rels.append(rel)
+            if listed.has_checksums:
+                companion = f"{partition}/.{rel.rpartition('/')[2]}.crc" if partition else f".{rel}.crc"
+                if companion.rpartition("/")[2] in listed.names:
+                    companions.append(companion)
+        return rels, companions, problems
 
     def _metadata_problems(self, instant: str, plan: CleanerPlan) -> list[tuple[str, str]]:
         problems = []

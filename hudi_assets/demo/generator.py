@@ -323,12 +323,14 @@ class _Generator:
 
     def _flush_empty_files(self) -> None:
         """Create the queued empty data files, several at a time (the syscalls, or requests on an
-        object store, release the GIL). Locally they are created in place, still write-once."""
+        object store, release the GIL). Locally they are created in place, still write-once. Each
+        local directory's files are created by one thread in the order queued, and directories in
+        sorted order, so a file system that lists in creation order lists the same on every build."""
         if not self.empty_files:
             return
         local = self.storage.is_local
         if local:
-            for directory in {rel.rpartition("/")[0] for rel in self.empty_files} - self.local_dirs:
+            for directory in sorted({rel.rpartition("/")[0] for rel in self.empty_files} - self.local_dirs):
                 os.makedirs(f"{self.storage.root}/{directory}", exist_ok=True)
                 self.local_dirs.add(directory)
 
@@ -345,7 +347,13 @@ class _Generator:
 
         workers = 4 if local else 32
         files, self.empty_files = self.empty_files, []
-        chunks = [files[i : i + 512] for i in range(0, len(files), 512)]
+        if local:
+            by_directory: dict[str, list[str]] = {}
+            for rel in files:
+                by_directory.setdefault(rel.rpartition("/")[0], []).append(rel)
+            chunks = list(by_directory.values())
+        else:  # an object store lists in key order whatever the order of writes
+            chunks = [files[i : i + 512] for i in range(0, len(files), 512)]
         with ThreadPoolExecutor(max_workers=min(workers, len(chunks))) as pool:
             for _ in pool.map(create_all, chunks):
                 pass
