@@ -315,3 +315,17 @@ def _discard(table: HoodieTable, instant_time: str) -> list[str]:
              table.storage.uri(DISCARDED_FOLDER))
     table.reload_timeline()
     return copies
+
+
+def partitions_to_clean(table: HoodieTable, config: CleanConfig,
+                        pending: list[PendingClean] | None = None) -> list[str]:
+    """The partitions the next clean deals with: those of the pending plans when there are any
+    (they run first), else those the planner would scan now (none when no clean is due)."""
+    pending = pending_cleans(table) if pending is None else pending
+    plans = [p.plan for p in pending if p.plan is not None]
+    if plans:
+        return sorted({p for plan in plans for p in [*plan.file_paths_to_delete, *plan.partitions_to_delete]})
+    if not needs_cleaning(table, config):
+        return []
+    planner = CleanPlanner(table, config)
+    return planner.partitions_to_clean(planner.earliest_commit_to_retain())

@@ -16,9 +16,7 @@ import dagster as dg
 import pandas as pd
 
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.planner import CleanPlanner
-from hudi_assets.clean.trigger import needs_cleaning
-from hudi_assets.clean.workflow import PendingClean, pending_cleans
+from hudi_assets.clean.workflow import PendingClean, partitions_to_clean
 from hudi_assets.metadata.records import FILES_PARTITION
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata.validate import validate_files
@@ -39,20 +37,6 @@ DIFFERENCE_COLUMNS = ["partition", "file", "problem"]
 
 def has_files_partition(table: HoodieTable) -> bool:
     return FILES_PARTITION in table.config.metadata_partitions
-
-
-def candidate_partitions(table: HoodieTable, config: CleanConfig,
-                         pending: list[PendingClean] | None = None) -> list[str]:
-    """The partitions the next clean deals with: those of the pending plans when there are any
-    (they run first), else those the planner would scan now (none when no clean is due)."""
-    pending = pending_cleans(table) if pending is None else pending
-    plans = [p.plan for p in pending if p.plan is not None]
-    if plans:
-        return sorted({p for plan in plans for p in [*plan.file_paths_to_delete, *plan.partitions_to_delete]})
-    if not needs_cleaning(table, config):
-        return []
-    planner = CleanPlanner(table, config)
-    return planner.partitions_to_clean(planner.earliest_commit_to_retain())
 
 
 def agreement_check(context: dg.OpExecutionContext, table: HoodieTable, name: str,
@@ -83,7 +67,7 @@ def metadata_guard(context: dg.OpExecutionContext, key: str, table: HoodieTable,
                    pending: list[PendingClean]):
     """Yields the blocking agreement check of the partitions about to be cleaned; raises (nothing
     planned, nothing deleted) when it fails."""
-    partitions = candidate_partitions(table, config, pending) if has_files_partition(table) else []
+    partitions = partitions_to_clean(table, config, pending) if has_files_partition(table) else []
     result = agreement_check(context, table, AGREES, dg.AssetCheckSeverity.ERROR, partitions)
     yield result
     if not result.passed:
@@ -97,7 +81,7 @@ def metadata_table_agrees_elsewhere(context: dg.AssetCheckExecutionContext, key:
     table = hudi.open(key)
     exclude = []
     if has_files_partition(table):
-        exclude = candidate_partitions(table, CleanConfig.from_write_config(hudi.write_config(key, table)))
+        exclude = partitions_to_clean(table, CleanConfig.from_write_config(hudi.write_config(key, table)))
     return agreement_check(context.op_execution_context, table, AGREES_ELSEWHERE,
                            dg.AssetCheckSeverity.WARN, None, exclude)
 
