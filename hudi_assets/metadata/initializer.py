@@ -9,15 +9,17 @@ partition's records are bulk-inserted at the init instant `<latest completed dat
 (`createIndexInitTimestamp`), and the partition moves to `hoodie.table.metadata.partitions`.
 
 The bulk insert (`bulkCommit` -> `bulkInsertPreppedRecords` with `SparkHoodieMetadataBulkInsertPartitioner`)
-runs one Spark task per file group, whose `SingleFileHandleCreateFactory` writes that group's records,
-sorted by key, into one HFile base file `<fileId>_<task>-0-<task>_<instant>.hfile` after its CREATE
-marker; a file group given no record gets no base file. The deltacommit's inflight file is empty
-(`SparkBulkInsertHelper`), its commit metadata holds the create handles' write stats with operation
-BULK_INSERT (the prepped executor's), and the marker directory goes on completion.
+runs one Spark task per file group, which gets that group's records sorted by key; its create handle
+(file id: the group's prefix plus `-0`) writes them into one HFile base file
+`<fileId>_<task>-0-<task>_<instant>.hfile` after its CREATE marker; a file group given no record gets
+no base file. The deltacommit's inflight file is empty (`SparkBulkInsertHelper`), its commit metadata
+holds the create handles' write stats with operation BULK_INSERT (the prepped executor's), and the
+marker directory goes on completion.
 """
 
 from __future__ import annotations
 
+import itertools
 import struct
 from collections.abc import Iterable, Mapping
 
@@ -77,6 +79,14 @@ def index_init_timestamp(instant_time: str, offset: int) -> str:
     return f"{instant_time}{PARTITION_INITIALIZATION_TIME_SUFFIX + offset:03d}"
 
 
+def unique_init_timestamp(writer: MetadataTableWriter, initialization_time: str) -> str:
+    """`generateUniqueCommitInstantTime`: the first init timestamp no metadata commit (in any state)
+    has, so a partition initialized again after an interrupted attempt gets a fresh instant."""
+    taken = set(writer.open().reload_timeline().commits_timeline().timestamps)
+    candidates = (index_init_timestamp(initialization_time, n) for n in itertools.count())
+    return next(t for t in candidates if t not in taken)
+
+
 def files_partition_records(data_table: HoodieTable, max_instant: str) -> list[MetadataRecord]:
     """`initializeFilesPartition`: every partition, and per partition its data files whose instant is
     at or before `max_instant` with their sizes (the partition metafile and checksums left out)."""
@@ -123,8 +133,8 @@ def initialize_from_filesystem(data_table: HoodieTable, indexes: Mapping[str, It
     latest = data_table.reload_timeline().filter_completed().last()
     initialization_time = latest.timestamp if latest else SOLO_COMMIT_TIMESTAMP
     done: dict[str, str] = {}
-    for offset, partition in enumerate(p for p in _ORDER if p == FILES or p in indexes):
-        instant_time = index_init_timestamp(initialization_time, offset)
+    for partition in (p for p in _ORDER if p == FILES or p in indexes):
+        instant_time = unique_init_timestamp(writer, initialization_time)
         _set_partitions(data_table, inflight=[partition])
         _initialize_file_groups(writer, partition, instant_time, counts[partition])
         records = (files_partition_records(data_table, initialization_time) if partition == FILES
@@ -167,6 +177,8 @@ def bulk_commit(writer: MetadataTableWriter, partition: str, instant_time: str,
     groups, committed as deltacommit `instant_time`; returns the commit metadata."""
     groups: list[dict[str, MetadataRecord]] = [{} for _ in range(count)]
     for record in records:
+        if record.partition != partition:
+            raise ValueError(f"a record of metadata partition {record.partition!r} given for {partition!r}")
         group = groups[file_group_index(record.key, count)]
         if record.key in group:
             raise ValueError(f"metadata partition {partition}: record key {record.key!r} given twice")
