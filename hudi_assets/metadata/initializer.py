@@ -5,16 +5,21 @@ enabled (table version 6).
 Order, as Hudi: the metadata table's `hoodie.properties`; then per metadata partition (`files` first):
 the data table lists it in `hoodie.table.metadata.partitions.inflight`, each file group gets an empty
 log file (a DELETE block without keys at the partition's init instant, write token `0-0-0`), the
-partition's records are committed at the init instant `<latest completed data instant><010 + n>`
+partition's records are bulk-inserted at the init instant `<latest completed data instant><010 + n>`
 (`createIndexInitTimestamp`), and the partition moves to `hoodie.table.metadata.partitions`.
 
-Hudi bulk-inserts the initial records into HFile base files; these are written as the first log
-block of each file group instead, which every reader merges the same way until the writer's next
-metadata compaction turns them into a base file.
+The bulk insert (`bulkCommit` -> `bulkInsertPreppedRecords` with `SparkHoodieMetadataBulkInsertPartitioner`)
+runs one Spark task per file group, which gets that group's records sorted by key; its create handle
+(file id: the group's prefix plus `-0`) writes them into one HFile base file
+`<fileId>_<task>-0-<task>_<instant>.hfile` after its CREATE marker; a file group given no record gets
+no base file. The deltacommit's inflight file is empty (`SparkBulkInsertHelper`), its commit metadata
+holds the create handles' write stats with operation BULK_INSERT (the prepped executor's), and the
+marker directory goes on completion.
 """
 
 from __future__ import annotations
 
+import itertools
 import struct
 from collections.abc import Iterable, Mapping
 
@@ -22,16 +27,28 @@ from hudi_assets.engine import LocalEngine
 from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.fsview import PARTITION_METAFILE, is_checksum_file, list_partitions, parse_base_file_name
 from hudi_assets.logformat import BlockType, HeaderKey, LogBlock, LogFileName, encode_block
+from hudi_assets.metadata.compaction import base_file_bytes, default_write_token
+from hudi_assets.metadata.file_group import HFILE_EXTENSION
 from hudi_assets.metadata.instants import SOLO_COMMIT_TIMESTAMP
-from hudi_assets.metadata.keys import BLOOM_FILTERS, COLUMN_STATS, FILES, file_group_id
-from hudi_assets.metadata.payloads import MetadataRecord, partition_files_record, partition_list_record
+from hudi_assets.metadata.keys import BLOOM_FILTERS, COLUMN_STATS, FILES, file_group_id, file_group_index
+from hudi_assets.metadata.payloads import (
+    METADATA_RECORD_SCHEMA,
+    WRITER_SCHEMA,
+    MetadataRecord,
+    partition_files_record,
+    partition_list_record,
+)
 from hudi_assets.metadata.writer import MetadataTableWriter
 from hudi_assets.properties import format_properties
+from hudi_assets.rollback.markers import delete_marker_dir, marker_dir
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import write_table_config
+from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
+from hudi_assets.timeline.instant import DELTA_COMMIT, Instant, State
 
 METADATA_PARTITIONS = "hoodie.table.metadata.partitions"
 METADATA_PARTITIONS_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
+BULK_INSERT = "BULK_INSERT"  # SparkBulkInsertPreppedDeltaCommitActionExecutor's operation type
 # A version-3 DELETE block's content holding no key: version, length, an empty HoodieDeleteRecordList.
 EMPTY_DELETE_CONTENT = struct.pack(">ii", 3, 1) + b"\x00"
 INIT_WRITE_TOKEN = "0-0-0"  # HoodieLogFormat.DEFAULT_WRITE_TOKEN
@@ -60,6 +77,14 @@ def metadata_table_properties(data_table: HoodieTable) -> dict[str, str]:
 def index_init_timestamp(instant_time: str, offset: int) -> str:
     """`createIndexInitTimestamp`: the instant plus a three-digit suffix from 010."""
     return f"{instant_time}{PARTITION_INITIALIZATION_TIME_SUFFIX + offset:03d}"
+
+
+def unique_init_timestamp(writer: MetadataTableWriter, initialization_time: str) -> str:
+    """`generateUniqueCommitInstantTime`: the first init timestamp no metadata commit (in any state)
+    has, so a partition initialized again after an interrupted attempt gets a fresh instant."""
+    taken = set(writer.open().reload_timeline().commits_timeline().timestamps)
+    candidates = (index_init_timestamp(initialization_time, n) for n in itertools.count())
+    return next(t for t in candidates if t not in taken)
 
 
 def files_partition_records(data_table: HoodieTable, max_instant: str) -> list[MetadataRecord]:
@@ -108,13 +133,13 @@ def initialize_from_filesystem(data_table: HoodieTable, indexes: Mapping[str, It
     latest = data_table.reload_timeline().filter_completed().last()
     initialization_time = latest.timestamp if latest else SOLO_COMMIT_TIMESTAMP
     done: dict[str, str] = {}
-    for offset, partition in enumerate(p for p in _ORDER if p == FILES or p in indexes):
-        instant_time = index_init_timestamp(initialization_time, offset)
+    for partition in (p for p in _ORDER if p == FILES or p in indexes):
+        instant_time = unique_init_timestamp(writer, initialization_time)
         _set_partitions(data_table, inflight=[partition])
         _initialize_file_groups(writer, partition, instant_time, counts[partition])
         records = (files_partition_records(data_table, initialization_time) if partition == FILES
                    else list(indexes[partition]))
-        writer.commit(instant_time, records)
+        bulk_commit(writer, partition, instant_time, records, counts[partition])
         _set_partitions(data_table, completed=[*data_table.config.metadata_partitions, partition])
         done[partition] = instant_time
     return done
@@ -144,3 +169,48 @@ def _initialize_file_groups(writer: MetadataTableWriter, partition: str, instant
         file_id = file_group_id(partition, index)
         name = LogFileName(file_id, instant_time, "log", 1, INIT_WRITE_TOKEN).format()
         storage.write(f"{partition}/{name}", block)
+
+
+def bulk_commit(writer: MetadataTableWriter, partition: str, instant_time: str,
+                records: Iterable[MetadataRecord], count: int) -> CommitMetadata:
+    """`bulkCommit`: the records of one metadata partition as HFile base files of its `count` file
+    groups, committed as deltacommit `instant_time`; returns the commit metadata."""
+    groups: list[dict[str, MetadataRecord]] = [{} for _ in range(count)]
+    for record in records:
+        if record.partition != partition:
+            raise ValueError(f"a record of metadata partition {record.partition!r} given for {partition!r}")
+        group = groups[file_group_index(record.key, count)]
+        if record.key in group:
+            raise ValueError(f"metadata partition {partition}: record key {record.key!r} given twice")
+        group[record.key] = record
+    storage = writer.storage
+    timeline = writer.open().reload_timeline()
+    requested = Instant(instant_time, DELTA_COMMIT, State.REQUESTED)
+    for state_file in (requested, requested.with_state(State.INFLIGHT)):
+        if not storage.create_if_absent(timeline.state_file_path(state_file), b""):
+            raise HudiAssetsError(f"{storage.uri(timeline.state_file_path(state_file))} exists already")
+    stats = [_write_base_file(writer, partition, instant_time, index, group)
+             for index, group in enumerate(groups) if group]
+    metadata = CommitMetadata({partition: stats}, False, {"schema": WRITER_SCHEMA}, BULK_INSERT)
+    storage.create_if_absent(timeline.state_file_path(requested.with_state(State.COMPLETED)),
+                             metadata.to_json())
+    delete_marker_dir(storage, instant_time)
+    return metadata
+
+
+def _write_base_file(writer: MetadataTableWriter, partition: str, instant_time: str, index: int,
+                     records: dict[str, MetadataRecord]) -> WriteStat:
+    """One file group's HFile base file after its CREATE marker, and the create handle's write stat."""
+    storage = writer.storage
+    file_id = file_group_id(partition, index)
+    name = f"{file_id}_{default_write_token(index)}_{instant_time}{HFILE_EXTENSION}"
+    storage.create_if_absent(f"{marker_dir(instant_time)}/{partition}/{name}.marker.CREATE", b"")
+    rows = {key: records[key].to_avro() for key in sorted(records)}
+    data = base_file_bytes(rows, METADATA_RECORD_SCHEMA, name)
+    path = f"{partition}/{name}"
+    if not storage.create_if_absent(path, data):
+        raise HudiAssetsError(f"{storage.uri(path)} exists already")
+    return WriteStat.new(fileId=file_id, path=path, prevCommit="null", numWrites=len(rows),
+                         numInserts=len(rows), totalWriteBytes=len(data), partitionPath=partition,
+                         fileSizeInBytes=len(data),
+                         runtimeStats={"totalScanTime": 0, "totalUpsertTime": 0, "totalCreateTime": 0})

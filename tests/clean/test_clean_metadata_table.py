@@ -114,11 +114,20 @@ def test_index_records_of_deleted_base_files_are_deleted(tmp_path, capsys, table
 
 
 def _bloom_keys(root: Path) -> dict[str, set[str]]:
-    """Bloom filter keys by their newest state in the logs (no compaction runs here)."""
+    """Bloom filter keys by their newest state: the base files the initialization wrote, then the logs
+    (no compaction runs here)."""
     from hudi_assets.logformat import BlockType, read_blocks
-    from hudi_assets.logformat.hfile_block import decode_hfile_data_block
+    from hudi_assets.logformat.hfile_block import decode_hfile_data_block, decode_hfile_records
+    from hudi_assets.metadata.file_group import open_base_file
+    from hudi_assets.storage import Storage
 
     state: dict[str, bool] = {}
+    folder = Storage(str(root / ".hoodie/metadata/bloom_filters"))
+    for path in sorted(folder.list_names("")[0]):
+        if path.endswith(".hfile"):
+            reader, schema = open_base_file(folder, path)
+            records = decode_hfile_records(reader, schema, where="base file")
+            state.update((k, v["BloomFilterMetadata"]["isDeleted"]) for k, v in records)
     for path in sorted((root / ".hoodie/metadata/bloom_filters").glob(".bloom-*"),
                        key=lambda p: int(p.name.split(".log.")[1].split("_")[0])):
         for block in read_blocks(path.read_bytes(), str(path)):

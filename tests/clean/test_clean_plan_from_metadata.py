@@ -104,20 +104,21 @@ def test_the_plan_reads_the_metadata_table_not_storage(tmp_path):
     assert not any(f.file_path.endswith(gone.name) for f in from_storage.file_paths_to_delete["p2"])
 
 
-@pytest.mark.parametrize("damage", ["files partition removed", "log truncated"])
-def test_an_unreadable_metadata_table_stops_the_clean_naming_it(tmp_path, capsys, damage):
+@pytest.mark.parametrize(("damage", "problem"), [("files partition removed", "__all_partitions__"),
+                                                 ("base file truncated", "too short for an HFile")])
+def test_an_unreadable_metadata_table_stops_the_clean_naming_it(tmp_path, capsys, damage, problem):
     _table(tmp_path, "COPY_ON_WRITE")
     files = tmp_path / ".hoodie" / "metadata" / "files"
-    for log in files.glob(".files-*"):
-        if damage == "log truncated":
-            log.write_bytes(log.read_bytes()[:40])
-        else:
-            log.unlink()
+    for data_file in [*files.glob(".files-*"), *files.glob("files-*.hfile")]:
+        if damage == "base file truncated" and data_file.suffix == ".hfile":
+            data_file.write_bytes(data_file.read_bytes()[:40])
+        elif damage == "files partition removed":
+            data_file.unlink()
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     assert main(["clean", str(tmp_path), "--engine", "local",
                  "--hoodie-conf", "hoodie.cleaner.commits.retained=2"]) == 2
     err = capsys.readouterr().err
-    assert ".hoodie/metadata/files" in err and "__all_partitions__" in err
+    assert ".hoodie/metadata/files" in err and problem in err
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
     # With the metadata table disabled, the clean lists storage and runs.
     assert main(["clean", str(tmp_path), "--engine", "local", "--dry-run",

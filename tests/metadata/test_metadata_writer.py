@@ -10,8 +10,8 @@ from builders import TableBuilder, base_file, log_file
 
 from hudi_assets.cli import main
 from hudi_assets.exceptions import HudiAssetsError
+from hudi_assets.hfile import HFileReader
 from hudi_assets.logformat import BlockType, HeaderKey, read_blocks
-from hudi_assets.logformat.hfile_block import decode_hfile_data_block
 from hudi_assets.metadata import MetadataTable
 from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.metadata.keys import column_stats_key, file_group_index
@@ -81,7 +81,8 @@ def test_deltacommit_of_deletes_and_a_retry_rolls_back_first(tmp_path):
     records = [partition_files_record("p1", deleted=[base_file("b", T1)])]
     written = writer.commit(T3, records)
     (stat,) = written.partition_to_write_stats["files"]
-    assert stat.fields["logFiles"] == [".files-0000-0_20240101000001000010.log.3_1-0-1"]
+    assert stat.fields["logFiles"] == [".files-0000-0_20240101000001000010.log.2_1-0-1"]
+    assert stat.fields["baseFile"] == "files-0000-0_0-0-0_20240101000001000010.hfile"
     assert stat.prev_commit == f"{T2}010"
     # The data instant has not completed: readers do not see the block yet.
     assert base_file("b", T1) in MetadataTable(str(tmp_path)).files_listing.partitions["p1"]
@@ -93,7 +94,7 @@ def test_deltacommit_of_deletes_and_a_retry_rolls_back_first(tmp_path):
     assert instants[-2:] == [f"{T3}.deltacommit.completed", instants[-1]]
     assert instants[-1].endswith(".rollback.completed")
     names = sorted(p.name for p in (tmp_path / ".hoodie/metadata/files").glob(".files-*"))
-    assert names[-3:] == [f".files-0000-0_{T2}010.log.{v}_1-0-1" for v in (3, 4, 5)]
+    assert names[-3:] == [f".files-0000-0_{T2}010.log.{v}_1-0-1" for v in (2, 3, 4)]
     folder = tmp_path / ".hoodie/metadata/files"
     blocks = [block for n in names[-3:] for block in read_blocks((folder / n).read_bytes(), n)]
     assert [b.block_type for b in blocks] == [BlockType.HFILE_DATA, BlockType.COMMAND, BlockType.HFILE_DATA]
@@ -112,12 +113,9 @@ def test_records_go_to_the_file_group_of_their_key(tmp_path):
                                                                           "column_stats": f"{T2}011"}
     assert HoodieTable(str(tmp_path)).config.metadata_partitions == ["column_stats", "files"]
     folder = tmp_path / ".hoodie/metadata/column_stats"
-    by_group: dict[str, set[str]] = {}
-    for path in folder.glob(".col-stats-*"):
-        for block in read_blocks(path.read_bytes(), str(path)):
-            if block.block_type is BlockType.HFILE_DATA:
-                keys = {k for k, _ in decode_hfile_data_block(block)}
-                by_group.setdefault(path.name[1:15], set()).update(keys)
+    by_group = {path.name[:14]: {row.decode() for row, _ in HFileReader(path.read_bytes()).entries()}
+                for path in folder.glob("col-stats-*.hfile")}
+    assert sorted(by_group) == ["col-stats-0000", "col-stats-0001"]
     assert set().union(*by_group.values()) == {r.key for r in seeded}
     for group, keys in by_group.items():
         assert {f"col-stats-{file_group_index(k, 2):04d}" for k in keys} == {group}
