@@ -30,7 +30,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from hudi_assets import config_options as opt
 from hudi_assets.exceptions import HudiAssetsError, InvalidConfigError
 from hudi_assets.table import HoodieTable
-from hudi_assets.transaction.heartbeat import Heartbeat
+from hudi_assets.transaction.heartbeat import Heartbeat, stopped
 from hudi_assets.transaction.lock_provider import LockProviderError, owner_name
 
 log = logging.getLogger(__name__)
@@ -209,9 +209,7 @@ class DynamoDBBasedLockProvider:
 
     def unlock(self) -> None:
         """`releaseLock` with deleteLock: delete the item, only while it is still ours."""
-        if self._heartbeat is not None:
-            self._heartbeat.stop()
-            self._heartbeat = None
+        self._heartbeat = stopped(self._heartbeat)
         with self._beat_lock:
             rvn, self._rvn = self._rvn, None
             if rvn is None:
@@ -230,6 +228,4 @@ class DynamoDBBasedLockProvider:
         return self._owner
 
     def close(self) -> None:
-        if self._heartbeat is not None:
-            self._heartbeat.stop()
-            self._heartbeat = None
+        self._heartbeat = stopped(self._heartbeat)

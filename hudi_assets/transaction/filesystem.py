@@ -29,7 +29,7 @@ from hudi_assets.exceptions import HudiAssetsError, InvalidConfigError
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.timeline import METAFOLDER
-from hudi_assets.transaction.heartbeat import Heartbeat
+from hudi_assets.transaction.heartbeat import Heartbeat, stopped
 from hudi_assets.transaction.lock_provider import LockProviderError, owner_name
 
 log = logging.getLogger(__name__)
@@ -155,9 +155,7 @@ class FileSystemBasedLockProvider:
                                       f"changing more")
 
     def unlock(self) -> None:
-        if self._heartbeat is not None:
-            self._heartbeat.stop()
-            self._heartbeat = None
+        self._heartbeat = stopped(self._heartbeat)
         with self._io:
             if self._written is None:
                 return
@@ -172,6 +170,4 @@ class FileSystemBasedLockProvider:
         return self._owner
 
     def close(self) -> None:
-        if self._heartbeat is not None:
-            self._heartbeat.stop()
-            self._heartbeat = None
+        self._heartbeat = stopped(self._heartbeat)

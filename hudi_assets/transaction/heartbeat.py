@@ -34,3 +34,9 @@ class Heartbeat:
         self._stop.set()
         if self._thread is not threading.current_thread():
             self._thread.join()
+
+
+def stopped(heartbeat: Heartbeat | None) -> None:
+    """Stop `heartbeat` if there is one; returns None for the holder's field (`x = stopped(x)`)."""
+    if heartbeat is not None:
+        heartbeat.stop()
