@@ -12,14 +12,16 @@ from __future__ import annotations
 import functools
 import io
 import os
-from collections.abc import Callable
+import struct
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import fastavro
 from fastavro.read import SchemaResolutionError
 
 from hudi_assets.avro.binary import Mismatch, compile_encoder, encode_long
-from hudi_assets.avro.schemas import SCHEMAS, java_schema_json, parsed
+from hudi_assets.avro.decoder import Decoder, Undecodable, compile_decoder
+from hudi_assets.avro.schemas import NAMESPACE, SCHEMAS, field_names, java_schema_json, parsed
 from hudi_assets.exceptions import CorruptFileError
 
 MAGIC = b"Obj\x01"
@@ -30,16 +32,24 @@ def _bytes(value: bytes) -> bytes:
     return encode_long(len(value)) + value
 
 
-def serialize_metadata(schema_name: str, record: dict[str, Any]) -> bytes:
+Tuples = Mapping[str, type]
+"""Record types (short names) given or made as instances of a tuple class holding the record's
+fields in schema order, instead of dicts: a plan's `CleanFileInfo`, one per file to delete."""
+
+
+def serialize_metadata(schema_name: str, record: dict[str, Any], tuples: Tuples | None = None) -> bytes:
     """Encode `record` as a container file exactly as Hudi's Java writer lays it out.
 
     Fields missing from `record` take their schema default; a record that does not fit the schema,
     including one with a field the schema lacks (a typo would otherwise vanish silently), raises
     ValueError: a bug of ours, not a bad table.
     """
+    shapes = _shapes(tuples)
     try:
-        data = _strict_encoder(schema_name)(record)
+        data = _strict_encoder(schema_name, shapes)(record)
     except Mismatch:  # fastavro decides, and names what does not fit
+        if shapes:
+            record = _as_dicts(record, {shape: field_names(name) for name, shape in shapes})
         body = io.BytesIO()
         try:
             fastavro.schemaless_writer(body, parsed(schema_name), record, strict_allow_default=True)
@@ -52,9 +62,60 @@ def serialize_metadata(schema_name: str, record: dict[str, Any]) -> bytes:
     return header + encode_long(1) + _bytes(data) + sync  # one block: count, size + data, sync
 
 
+def _shapes(tuples: Tuples | None) -> tuple[tuple[str, type], ...]:
+    """`tuples` as a key of the caches below."""
+    return tuple(sorted((tuples or {}).items(), key=lambda item: item[0]))
+
+
+def _full_names(shapes: tuple[tuple[str, type], ...]) -> dict[str, type]:
+    return {f"{NAMESPACE}.{name}": shape for name, shape in shapes}
+
+
 @functools.cache
-def _strict_encoder(schema_name: str) -> Callable[[Any], bytes]:
-    return compile_encoder(SCHEMAS[schema_name], strict=True)
+def _strict_encoder(schema_name: str, shapes: tuple[tuple[str, type], ...]) -> Callable[[Any], bytes]:
+    return compile_encoder(SCHEMAS[schema_name], strict=True, tuples=_full_names(shapes))
+
+
+@functools.cache
+def _decoder(schema_name: str, shapes: tuple[tuple[str, type], ...]) -> Decoder:
+    return compile_decoder(SCHEMAS[schema_name], _full_names(shapes))
+
+
+def _as_dicts(value: Any, fields: Mapping[type, list[str]]) -> Any:
+    """`value` with the records given as tuples (`fields`: their classes) turned into dicts, as
+    fastavro takes them."""
+    names = fields.get(type(value))
+    if names is not None:
+        return {name: _as_dicts(item, fields) for name, item in zip(names, value, strict=True)}
+    if isinstance(value, dict):
+        return {key: _as_dicts(item, fields) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_dicts(item, fields) for item in value]
+    return value
+
+
+_HEADER = compile_decoder({"type": "map", "values": "bytes"})
+_LONG = compile_decoder("long")
+
+
+def _read_as_written(data: bytes, schema_name: str, tuples: Tuples | None) -> Any | None:
+    """The record of a container file laid out as Hudi and we write them (null codec, our exact
+    schema text, one block of one record), by the decoder compiled for the schema; None for any
+    other file, or one that does not decode here: fastavro reads those, and names what is wrong."""
+    try:
+        metadata, pos = _HEADER(data, len(MAGIC))
+        if metadata.get("avro.schema") != java_schema_json(schema_name).encode() or \
+                metadata.get("avro.codec", b"null") != b"null":
+            return None
+        sync = data[pos:pos + 16]
+        count, pos = _LONG(data, pos + 16)
+        size, pos = _LONG(data, pos)
+        if count != 1 or pos + size + len(sync) != len(data) or data[pos + size:] != sync:
+            return None
+        record, end = _decoder(schema_name, _shapes(tuples))(data, pos)
+    except (Undecodable, IndexError, ValueError, struct.error):
+        return None
+    return record if end == pos + size else None
 
 
 def _open(data: bytes, path: str, reader_schema: dict[str, Any] | None) -> fastavro.reader:
@@ -90,12 +151,19 @@ def _single_record(reader: fastavro.reader, name: str, path: str) -> dict[str, A
     return records[0]
 
 
-def deserialize_metadata(data: bytes, schema_name: str, path: str) -> dict[str, Any]:
+def deserialize_metadata(data: bytes, schema_name: str, path: str,
+                         tuples: Tuples | None = None) -> dict[str, Any]:
     """Decode the single `schema_name` record of a container file; `path` only names it in errors.
+    `tuples`: record types the decoder compiled for our schema text makes as tuples; files written
+    with other schema text are read by fastavro, whose records are dicts throughout.
 
     Raises CorruptFileError for anything Hudi could not read either: no container, truncation, a
     different record type, zero or several records.
     """
+    if data.startswith(MAGIC):
+        record = _read_as_written(data, schema_name, tuples)
+        if record is not None:
+            return record
     reader = _open(data, path, None)
     found = _writer_name(reader)
     if found != schema_name:

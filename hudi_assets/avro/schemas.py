@@ -357,6 +357,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {name: _standalone(name) for name in _RECOR
 """Standalone schema of every Hudi record type we know, keyed by short record name. Read-only."""
 
 
+def field_names(name: str) -> list[str]:
+    """The field names of record `name`, in schema order."""
+    return [f["name"] for f in _RECORDS[name]["fields"]]
+
+
 @cache
 def parsed(name: str) -> dict[str, Any]:
     """`fastavro.parse_schema` of `SCHEMAS[name]`, parsed once per process."""

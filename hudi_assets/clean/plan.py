@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from hudi_assets.avro import deserialize_metadata, serialize_metadata
+from hudi_assets.engine import gc_paused
 from hudi_assets.java_collections import JavaHashMap, java_hashmap_order
 from hudi_assets.timeline.instant import Instant
 
@@ -37,11 +38,16 @@ def _as_read(mapping: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 class CleanFileInfo(NamedTuple):
-    """A file to delete: its full path as Hudi records it, and whether it is a bootstrap source file.
-    A tuple: a plan holds one per planned file, millions of them on a large table."""
+    """A file to delete: its full path as Hudi records it, and whether it is a bootstrap source file
+    (None where a plan read holds null: written back so). A tuple: a plan holds one per planned
+    file, millions of them on a large table; it is also the plan's `HoodieCleanFileInfo` record as
+    encoded and decoded (the same fields in the same order)."""
 
     file_path: str
-    is_bootstrap_base_file: bool = False
+    is_bootstrap_base_file: bool | None = False
+
+
+_FILE_INFO_TUPLES = {"HoodieCleanFileInfo": CleanFileInfo}
 
 
 @dataclass(repr=False)
@@ -85,6 +91,17 @@ class CleanerPlan:
                 f"files={self.total_files}, partitions_to_delete={len(self.partitions_to_delete)})")
 
     def to_record(self) -> dict[str, Any]:
+        """The `HoodieCleanerPlan` record, with a dict per file (as fastavro takes it)."""
+        record = self._record()
+        record["filePathsToBeDeletedPerPartition"] = {
+            partition: [{"filePath": f.file_path, "isBootstrapBaseFile": f.is_bootstrap_base_file}
+                        for f in files]
+            for partition, files in self.file_paths_to_delete.items()
+        }
+        return record
+
+    def _record(self) -> dict[str, Any]:
+        """The record with the plan's own `CleanFileInfo` lists (`_FILE_INFO_TUPLES`)."""
         ectr = self.earliest_instant_to_retain
         return {
             "earliestInstantToRetain": None if ectr is None else {
@@ -93,17 +110,13 @@ class CleanerPlan:
             "policy": self.policy,
             "filesToBeDeletedPerPartition": {},
             "version": self.version,
-            "filePathsToBeDeletedPerPartition": {
-                partition: [{"filePath": f.file_path, "isBootstrapBaseFile": f.is_bootstrap_base_file}
-                            for f in files]
-                for partition, files in self.file_paths_to_delete.items()
-            },
+            "filePathsToBeDeletedPerPartition": self.file_paths_to_delete,
             "partitionsToBeDeleted": list(self.partitions_to_delete),
             "extraMetadata": None if self.extra_metadata is None else dict(self.extra_metadata),
         }
 
     def serialize(self) -> bytes:
-        return serialize_metadata("HoodieCleanerPlan", self.to_record())
+        return serialize_metadata("HoodieCleanerPlan", self._record(), _FILE_INFO_TUPLES)
 
     @classmethod
     def from_record(cls, record: dict[str, Any], base_uri: str | None = None) -> CleanerPlan:
@@ -117,8 +130,9 @@ class CleanerPlan:
             instant = Instant(ectr["timestamp"], ectr["action"], State[ectr.get("state") or "COMPLETED"])
         by_partition: dict[str, list[CleanFileInfo]] = {}
         for partition, infos in (_as_read(record.get("filePathsToBeDeletedPerPartition")) or {}).items():
-            by_partition[partition] = [CleanFileInfo(i["filePath"], bool(i.get("isBootstrapBaseFile")))
-                                       for i in infos]
+            # decoded from our schema text: CleanFileInfo already; by fastavro: dicts
+            by_partition[partition] = infos if not infos or type(infos[0]) is CleanFileInfo else \
+                [CleanFileInfo(i["filePath"], i.get("isBootstrapBaseFile")) for i in infos]
         if (record.get("version") or 1) < 2 and base_uri is not None:
             # CleanPlanV2MigrationHandler collects the upgraded lists with Collectors.toMap.
             for partition, names in (_as_read(record.get("filesToBeDeletedPerPartition")) or {}).items():
@@ -131,7 +145,9 @@ class CleanerPlan:
 
     @classmethod
     def deserialize(cls, data: bytes, path: str, base_uri: str | None = None) -> CleanerPlan:
-        return cls.from_record(deserialize_metadata(data, "HoodieCleanerPlan", path), base_uri)
+        with gc_paused():  # a tuple per planned file, none of them cyclic
+            record = deserialize_metadata(data, "HoodieCleanerPlan", path, _FILE_INFO_TUPLES)
+        return cls.from_record(record, base_uri)
 
 
 @dataclass
