@@ -34,6 +34,7 @@ Encoder = Callable[[Any, list[bytes]], None]
 VARINTS = [bytes((2 * n,)) for n in range(64)] + \
     [bytes((2 * n & 0x7F | 0x80, n >> 6)) for n in range(64, 8192)]
 _END = VARINTS[0]
+_UNION1_VARINTS = [b"\x02" + varint for varint in VARINTS]  # after the index of `["null", T]`'s T
 _PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 # The Python types fastavro's validation accepts for each kind of schema (bool is not an int there).
 _ACCEPTS: dict[str, tuple[type, ...]] = {
@@ -102,8 +103,9 @@ class _Compiler:
         self.tuples = dict(tuples or {})
         self.named: dict[str, str] = {}  # full name -> name of its function in `env`
         self.kinds: dict[str, str] = {}  # full name -> record / enum / fixed
-        self.env: dict[str, Any] = {"Mismatch": Mismatch, "_V": VARINTS, "_END": _END, "_enc": encode_long,
-                                    "_long": _long, "_int": _int, "_bytes": _bytes, "_strings": _strings}
+        self.env: dict[str, Any] = {"Mismatch": Mismatch, "_V": VARINTS, "_V1": _UNION1_VARINTS, "_END": _END,
+                                    "_enc": encode_long, "_long": _long, "_int": _int, "_bytes": _bytes,
+                                    "_strings": _strings}
         self.functions: list[str] = []
         self.counter = 0
 
@@ -175,11 +177,15 @@ class _Compiler:
         test = " and ".join(f"type({v}) is not {name}" for name in types)
         return [] if typed else [f"{ind}if {test}: raise Mismatch\n"]
 
-    def length(self, expression: str, ind: str) -> list[str]:
+    def length(self, expression: str, ind: str, union1: bool = False) -> list[str]:
+        """Append a varint (`union1`: after union index 1, in one piece)."""
         size = self.fresh("n")
-        return [f"{ind}{size} = {expression}\n", f"{ind}ap(_V[{size}] if {size} < 8192 else _enc({size}))\n"]
+        table, slow = ("_V1", "b'\\x02' + _enc") if union1 else ("_V", "_enc")
+        return [f"{ind}{size} = {expression}\n",
+                f"{ind}ap({table}[{size}] if {size} < 8192 else {slow}({size}))\n"]
 
-    def primitive(self, kind: str, v: str, ind: str, typed: bool = False) -> list[str]:
+    def primitive(self, kind: str, v: str, ind: str, typed: bool = False, union1: bool = False) -> list[str]:
+        """`union1`: the value is the second branch of a union, whose index (1) goes with it."""
         if kind == "null":
             return [] if typed else [f"{ind}if {v} is not None: raise Mismatch\n"]
         if kind == "boolean":
@@ -188,8 +194,9 @@ class _Compiler:
             return [f"{ind}if {v} is True: ap(b'\\x01')\n", f"{ind}elif {v} is False: ap(b'\\x00')\n",
                     f"{ind}else: raise Mismatch\n"]
         if kind in ("int", "long"):  # out of range: the slow path raises Mismatch
+            table, slow = ("_V1", "b'\\x02' + _") if union1 else ("_V", "_")
             check = self.check(v, ("int",), ind, typed)
-            return [*check, f"{ind}ap(_V[{v}] if 0 <= {v} < 8192 else _{kind}({v}))\n"]
+            return [*check, f"{ind}ap({table}[{v}] if 0 <= {v} < 8192 else {slow}{kind}({v}))\n"]
         if kind in ("float", "double"):
             pack = self.constant(struct.Struct("<f" if kind == "float" else "<d").pack)
             return [*self.check(v, ("int", "float"), ind, typed), f"{ind}ap({pack}({v}))\n"]
@@ -197,7 +204,7 @@ class _Compiler:
             return [f"{ind}_bytes({v}, out)\n"]
         data = self.fresh("b")
         return [*self.check(v, ("str",), ind, typed), f"{ind}{data} = {v}.encode()\n",
-                *self.length(f"len({data})", ind), f"{ind}ap({data})\n"]
+                *self.length(f"len({data})", ind, union1), f"{ind}ap({data})\n"]
 
     def named_type(self, schema: dict, namespace: str) -> str:
         """The function name of a record, enum or fixed type, defined on the way."""
@@ -223,24 +230,24 @@ class _Compiler:
         fields = schema["fields"]
         values = [self.fresh("x") for _ in fields]
         lines = [f"def {function}(v, out):\n", "    ap = out.append\n"]
-        if full in self.tuples:
+        if not fields:
+            pass
+        elif full in self.tuples:
             shape = self.tuples[full]
             if len(getattr(shape, "_fields", ())) != len(fields):
                 raise ValueError(f"{shape.__name__} does not hold the {len(fields)} fields of {full}")
             lines += [f"    if type(v) is not {self.constant(shape)}: raise Mismatch\n",
-                      f"    {', '.join(values)}{',' if len(values) == 1 else ''} = v\n"]
+                      f"    {', '.join(values)}, = v\n"]
         else:
             lines.append("    if type(v) is not dict: raise Mismatch\n")
             if self.strict:  # fastavro's strict mode names the field
                 known = self.constant(frozenset(f["name"] for f in fields))
                 required = self.constant(frozenset(f["name"] for f in fields if "default" not in f))
                 lines.append(f"    if not (v.keys() <= {known} and {required} <= v.keys()): raise Mismatch\n")
-            lines.append("    get = v.get\n")
-            for f, value in zip(fields, values, strict=True):
-                default = f.get("default")
-                literal = repr(default) if default is None or type(default) in (bool, int, str) else \
-                    self.constant(default)
-                lines.append(f"    {value} = get({f['name']!r}, {literal})\n")
+            # all fields looked up by one C-level map (absent: the default, None without one)
+            names = self.constant(tuple(f["name"] for f in fields))
+            defaults = self.constant(tuple(f.get("default") for f in fields))
+            lines.append(f"    {', '.join(values)}, = map(v.get, {names}, {defaults})\n")
         for f, value in zip(fields, values, strict=True):
             lines.extend(self.code(f["type"], namespace, value, "    "))
         self.functions.append("".join(lines))
@@ -261,8 +268,13 @@ class _Compiler:
             test = " or ".join(f"{v} is None" if t is type(None) else f"type({v}) is {_TYPE_NAMES[t]}"
                                for t in types)
             lines.append(f"{ind}{keyword} {test}:\n")
+            kind = self.kind(branch, namespace)
+            if index == 1 and kind in ("string", "int", "long"):  # `["null", T]`: the index with the value
+                lines.extend(self.primitive(kind, v, ind + "    ", typed=True, union1=True))
+                keyword = "elif"
+                continue
             lines.append(f"{ind}    ap({encode_long(index)!r})\n")
-            if self.kind(branch, namespace) != "null":
+            if kind != "null":
                 lines.extend(self.code(branch, namespace, v, ind + "    ", typed=True))
             keyword = "elif"
         lines.append(f"{ind}else: raise Mismatch\n" if keyword == "elif" else f"{ind}raise Mismatch\n")
