@@ -102,6 +102,8 @@ class _Compiler:
         self.strict = strict
         self.tuples = dict(tuples or {})
         self.named: dict[str, str] = {}  # full name -> name of its function in `env`
+        self.records: dict[str, tuple[list, str]] = {}  # full name -> fields, their namespace
+        self.inlining: list[str] = []  # records whose fields are being written out
         self.kinds: dict[str, str] = {}  # full name -> record / enum / fixed
         self.env: dict[str, Any] = {"Mismatch": Mismatch, "_V": VARINTS, "_V1": _UNION1_VARINTS, "_END": _END,
                                     "_enc": encode_long, "_long": _long, "_int": _int, "_bytes": _bytes,
@@ -161,14 +163,14 @@ class _Compiler:
             item = self.fresh("i")
             return [*check, f"{ind}if {v}:\n", *self.length(f"len({v})", ind + "    "),
                     f"{ind}    for {item} in {v}:\n",
-                    *self.code(schema["items"], namespace, item, ind + "        "), f"{ind}ap(_END)\n"]
+                    *self.item(schema["items"], namespace, item, ind + "        "), f"{ind}ap(_END)\n"]
         if kind == "map":
             key, item = self.fresh("k"), self.fresh("i")
             check = self.check(v, ("dict",), ind, typed)
             return [*check, f"{ind}if {v}:\n", *self.length(f"len({v})", ind + "    "),
                     f"{ind}    for {key}, {item} in {v}.items():\n",
                     *self.primitive("string", key, ind + "        "),
-                    *self.code(schema["values"], namespace, item, ind + "        "), f"{ind}ap(_END)\n"]
+                    *self.item(schema["values"], namespace, item, ind + "        "), f"{ind}ap(_END)\n"]
         raise ValueError(f"unknown Avro type {kind!r}")
 
     @staticmethod
@@ -189,6 +191,8 @@ class _Compiler:
         if kind == "null":
             return [] if typed else [f"{ind}if {v} is not None: raise Mismatch\n"]
         if kind == "boolean":
+            if union1:
+                return [f"{ind}ap(b'\\x02\\x01' if {v} else b'\\x02\\x00')\n"]
             if typed:
                 return [f"{ind}ap(b'\\x01' if {v} else b'\\x00')\n"]
             return [f"{ind}if {v} is True: ap(b'\\x01')\n", f"{ind}elif {v} is False: ap(b'\\x00')\n",
@@ -227,31 +231,57 @@ class _Compiler:
         self.kinds[full] = "record"
         namespace = schema.get("namespace", namespace) if "." not in schema["name"] else \
             schema["name"].rpartition(".")[0]
-        fields = schema["fields"]
+        self.records[full] = (schema["fields"], namespace)
+        self.inlining.append(full)  # a reference inside itself calls the function
+        body = self.fields(full, "v", "    ")
+        self.inlining.pop()
+        self.functions.append(f"def {function}(v, out):\n    ap = out.append\n" + "".join(body))
+        return function
+
+    def fields(self, full: str, v: str, ind: str) -> list[str]:
+        """Lines that append the encoding of record `full` in variable `v`."""
+        fields, namespace = self.records[full]
         values = [self.fresh("x") for _ in fields]
-        lines = [f"def {function}(v, out):\n", "    ap = out.append\n"]
-        if not fields:
-            pass
-        elif full in self.tuples:
-            shape = self.tuples[full]
+        shape = self.tuples.get(full)
+        if shape is not None:
             if len(getattr(shape, "_fields", ())) != len(fields):
                 raise ValueError(f"{shape.__name__} does not hold the {len(fields)} fields of {full}")
-            lines += [f"    if type(v) is not {self.constant(shape)}: raise Mismatch\n",
-                      f"    {', '.join(values)}, = v\n"]
+            lines = [f"{ind}if type({v}) is not {self.constant(shape)}: raise Mismatch\n"]
+            if fields:
+                lines.append(f"{ind}{', '.join(values)}, = {v}\n")
         else:
-            lines.append("    if type(v) is not dict: raise Mismatch\n")
+            lines = [f"{ind}if type({v}) is not dict: raise Mismatch\n"]
             if self.strict:  # fastavro's strict mode names the field
                 known = self.constant(frozenset(f["name"] for f in fields))
                 required = self.constant(frozenset(f["name"] for f in fields if "default" not in f))
-                lines.append(f"    if not (v.keys() <= {known} and {required} <= v.keys()): raise Mismatch\n")
-            # all fields looked up by one C-level map (absent: the default, None without one)
-            names = self.constant(tuple(f["name"] for f in fields))
-            defaults = self.constant(tuple(f.get("default") for f in fields))
-            lines.append(f"    {', '.join(values)}, = map(v.get, {names}, {defaults})\n")
+                keys = f"{v}.keys()"
+                lines.append(f"{ind}if not ({keys} <= {known} and {required} <= {keys}): raise Mismatch\n")
+            if fields:  # all looked up by one C-level map (absent: the default, None without one)
+                names = self.constant(tuple(f["name"] for f in fields))
+                defaults = self.constant(tuple(f.get("default") for f in fields))
+                lines.append(f"{ind}{', '.join(values)}, = map({v}.get, {names}, {defaults})\n")
         for f, value in zip(fields, values, strict=True):
-            lines.extend(self.code(f["type"], namespace, value, "    "))
-        self.functions.append("".join(lines))
-        return function
+            lines.extend(self.code(f["type"], namespace, value, ind))
+        return lines
+
+    def item(self, schema: Any, namespace: str, v: str, ind: str) -> list[str]:
+        """An array's item or a map's value: a record's fields inline (no call per item: a plan's
+        `HoodieCleanFileInfo`, a commit's write stats), unless inside that record itself."""
+        if isinstance(schema, dict) and schema.get("type") in ("record", "error"):
+            self.named_type(schema, namespace)
+            full = self.full_name(schema["name"], schema.get("namespace", namespace))
+        elif isinstance(schema, str) and schema not in _PRIMITIVES:
+            full = self.full_name(schema, namespace)
+            full = full if full in self.named else schema
+        else:
+            return self.code(schema, namespace, v, ind)
+        if full not in self.records or full in self.inlining:  # enum, fixed, or recursion
+            return self.code(full, namespace, v, ind)
+        self.inlining.append(full)
+        try:
+            return self.fields(full, v, ind)
+        finally:
+            self.inlining.pop()
 
     def union(self, branches: list, namespace: str, v: str, ind: str) -> list[str]:
         """A branch per Python type, where exactly one branch takes that type (else `Mismatch`)."""
@@ -269,7 +299,7 @@ class _Compiler:
                                for t in types)
             lines.append(f"{ind}{keyword} {test}:\n")
             kind = self.kind(branch, namespace)
-            if index == 1 and kind in ("string", "int", "long"):  # `["null", T]`: the index with the value
+            if index == 1 and kind in ("string", "int", "long", "boolean"):  # `["null", T]`: with the value
                 lines.extend(self.primitive(kind, v, ind + "    ", typed=True, union1=True))
                 keyword = "elif"
                 continue
