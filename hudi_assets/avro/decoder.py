@@ -37,14 +37,6 @@ def read_varint(data: bytes, pos: int, first: int) -> tuple[int, int]:
             raise Undecodable
 
 
-def read_length(data: bytes, pos: int, first: int) -> tuple[int, int]:
-    """A length or count (non-negative long) whose first byte is `first`, either multi-byte or odd."""
-    raw, pos = read_varint(data, pos, first) if first & 0x80 else (first, pos)
-    if raw & 1:
-        raise Undecodable  # negative
-    return raw >> 1, pos
-
-
 class _Compiler:
     """Compiles a schema (JSON form) into straight-line Python: `_root(d, p) -> (value, next p)`.
 
@@ -60,7 +52,7 @@ class _Compiler:
         self.inlining: list[str] = []
         self.source: list[str] = []
         self.env: dict[str, Any] = {"Undecodable": Undecodable, "_varint": read_varint,
-                                    "_length": read_length, "_new": tuple.__new__}
+                                    "_BOOLEANS": (False, True), "_new": tuple.__new__}
         self.counter = 0
 
     def fresh(self, prefix: str) -> str:
@@ -103,9 +95,8 @@ class _Compiler:
     def primitive(self, kind: str, v: str, ind: str) -> list[str]:
         if kind == "null":
             return [f"{ind}{v} = None\n"]
-        if kind == "boolean":
-            return [f"{ind}{v} = d[p]\n", f"{ind}p += 1\n", f"{ind}if {v} > 1: raise Undecodable\n",
-                    f"{ind}{v} = {v} == 1\n"]
+        if kind == "boolean":  # a byte other than 0 or 1 is past the tuple's end: IndexError
+            return [f"{ind}{v} = _BOOLEANS[d[p]]\n", f"{ind}p += 1\n"]
         if kind in ("int", "long"):
             return [f"{ind}{v} = d[p]\n", f"{ind}p += 1\n",
                     f"{ind}if {v} & 0x80: {v}, p = _varint(d, p, {v})\n",
@@ -113,13 +104,17 @@ class _Compiler:
         if kind in ("float", "double"):
             unpack = self.constant(struct.Struct("<f" if kind == "float" else "<d").unpack_from)
             return [f"{ind}{v}, = {unpack}(d, p)\n", f"{ind}p += {4 if kind == 'float' else 8}\n"]
-        size = self.fresh("n")
-        lines = [f"{ind}{size} = d[p]\n", f"{ind}p += 1\n",
-                 f"{ind}if {size} & 0x81: {size}, p = _length(d, p, {size})\n", f"{ind}else: {size} >>= 1\n",
-                 f"{ind}{v} = d[p:p + {size}]\n", f"{ind}p += {size}\n"]
-        if kind == "string":  # a short slice at the end of the data: the caller's check of `p` sees it
-            lines.append(f"{ind}{v} = {v}.decode()\n")
-        return lines
+        # a length: one byte, or two (up to 8191: a file path), inline; negative: Undecodable
+        size, second = self.fresh("n"), self.fresh("c")
+        lines = [f"{ind}{size} = d[p]\n",
+                 f"{ind}if {size} < 0x80: p += 1\n",
+                 f"{ind}elif ({second} := d[p + 1]) < 0x80:\n",
+                 f"{ind}    {size} = {size} & 0x7F | {second} << 7\n",
+                 f"{ind}    p += 2\n",
+                 f"{ind}else: {size}, p = _varint(d, p + 1, {size})\n",
+                 f"{ind}if {size} & 1: raise Undecodable\n"]
+        decode = ".decode()" if kind == "string" else ""  # a slice short of the data: `p` tells
+        return [*lines, f"{ind}{v} = d[p:p + ({size} >> 1)]{decode}\n", f"{ind}p += {size} >> 1\n"]
 
     def named(self, schema: dict, v: str, ind: str) -> list[str]:
         kind, full = schema["type"], schema["full"]
