@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from typing import NamedTuple
 
 import fastavro
 import pytest
@@ -68,6 +69,13 @@ def test_entries_of_real_tables_encode_as_fastavro(tmp_path):
     assert checked
 
 
+# a record inside itself, as array items (written inline) and in a union (a call)
+TREE = {"type": "record", "name": "Tree", "fields": [
+    {"name": "c", "type": {"type": "array", "items": "Tree"}},
+    {"name": "t", "type": ["null", "boolean"], "default": None},
+]}
+
+
 @pytest.mark.parametrize(("schema", "value"), [
     (["null", "long"], 5), (["null", "long"], -(2**63)), (["null", "string"], "déjà"), ("double", 3),
     (["null", "double"], 2.5), ({"type": "map", "values": ["null", "int"]}, {"a": 1, "b": None}),
@@ -76,6 +84,11 @@ def test_entries_of_real_tables_encode_as_fastavro(tmp_path):
     ({"type": "record", "name": "R", "fields": [{"name": "a", "type": "int", "default": 7},
                                                {"name": "b", "type": ["null", "R"], "default": None}]},
      {"b": {"a": 1}}),
+    (TREE, {"c": [{"c": []}, {"c": [{"c": [], "t": True}]}], "t": None}),
+    ({"type": "map", "values": TREE}, {"x": {"c": []}, "y": {"c": [{"c": []}], "t": False}}),
+    ({"type": "array", "items": "string"}, ["a" * n for n in (0, 63, 64, 8191, 8192, 20000)] + ["é"]),
+    ({"type": "array", "items": ["null", "long"]}, [None, 0, 8191, 8192, -1, 2**63 - 1]),
+    ({"type": "record", "name": "Empty", "fields": []}, {}),
 ])
 def test_values_encode_as_fastavro(schema, value):
     assert compile_encoder(schema)(value) == _fastavro(schema, value)
@@ -85,6 +98,8 @@ def test_values_encode_as_fastavro(schema, value):
     (["null", "int", "long"], 1),  # two branches take an int: fastavro's validation decides
     (["null", "long"], True),  # a bool is no long to fastavro's union: it raises
     ("long", 1.5), ({"type": "enum", "name": "E", "symbols": ["A"]}, "Z"), ("int", 2**40),
+    (["null", "long"], 2**63), ({"type": "array", "items": "string"}, ["a", None]),
+    ({"type": "record", "name": "Empty", "fields": []}, []),
 ])
 def test_undecided_or_unfitting_values_are_left_to_fastavro(schema, value):
     with pytest.raises(Mismatch):
@@ -105,3 +120,29 @@ def test_strict_leaves_unknown_or_missing_fields_to_fastavro():
     for record in ({"a": 1, "typo": 2}, {"b": 2}):
         with pytest.raises(Mismatch):
             strict(record)
+
+
+class Pair(NamedTuple):
+    name: str | None
+    flag: bool | None
+
+
+PAIRS = {"type": "record", "name": "Pairs", "fields": [{"name": "items", "type": {"type": "array", "items": {
+    "type": "record", "name": "Pair", "fields": [{"name": "name", "type": ["null", "string"]},
+                                                 {"name": "flag", "type": ["null", "boolean"]}]}}}]}
+
+
+def test_records_given_as_tuples_encode_as_their_dicts():
+    items = [Pair("a", True), Pair(None, None), Pair("é" * 100, False)]
+    encode = compile_encoder(PAIRS, tuples={"Pair": Pair})
+    assert encode({"items": items}) == _fastavro(PAIRS, {"items": [p._asdict() for p in items]})
+    for wrong in ([("a", True)], [{"name": "a", "flag": True}], [Pair(1, True)]):  # other type, other value
+        with pytest.raises(Mismatch):
+            encode({"items": wrong})
+
+
+def test_tuple_classes_must_fit_their_record():
+    with pytest.raises(ValueError, match="does not hold the 2 fields of Pair"):
+        compile_encoder(PAIRS, tuples={"Pair": NamedTuple("One", [("name", str)])})
+    with pytest.raises(ValueError, match="no record named"):
+        compile_encoder(PAIRS, tuples={"Other": Pair})

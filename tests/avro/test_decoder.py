@@ -7,7 +7,7 @@ import io
 import json
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import fastavro
 import pytest
@@ -47,6 +47,12 @@ def _plan(files: int = 300) -> CleanerPlan:
                        "KEEP_LATEST_COMMITS", by_partition, ["2023/12/31"], {"savepointed_timestamps": ""})
 
 
+TREE = {"type": "record", "name": "Tree", "fields": [
+    {"name": "c", "type": {"type": "array", "items": "Tree"}},
+    {"name": "t", "type": ["null", "boolean"], "default": None},
+]}
+
+
 @pytest.mark.parametrize(("schema", "value"), [
     (["null", "long"], 5), (["null", "long"], -(2**63)), (["null", "long"], 2**63 - 1),
     (["null", "string"], "déjà"), ("double", 3.0), ("float", 0.5), (["null", "double"], 2.5),
@@ -58,12 +64,28 @@ def _plan(files: int = 300) -> CleanerPlan:
     ({"type": "record", "name": "R", "fields": [{"name": "a", "type": "int", "default": 7},
                                                {"name": "b", "type": ["null", "R"], "default": None}]},
      {"a": 1, "b": {"a": 2, "b": {"a": 3, "b": None}}}),
+    ({"type": "map", "values": TREE}, {"x": {"c": []}, "y": {"c": [{"c": [], "t": True}], "t": False}}),
+    ({"type": "record", "name": "Empty", "fields": []}, {}),
 ])
 def test_values_decode_as_fastavro(schema, value):
     data = _fastavro(schema, value)
     decoded, end = compile_decoder(schema)(data, 0)
     assert end == len(data)
     assert decoded == fastavro.schemaless_reader(io.BytesIO(data), fastavro.parse_schema(schema))
+
+
+class Pair(NamedTuple):
+    name: str | None
+    flag: bool | None
+
+
+def test_records_made_as_tuples():
+    schema = {"type": "array", "items": {"type": "record", "name": "P", "namespace": "n", "fields": [
+        {"name": "name", "type": ["null", "string"]}, {"name": "flag", "type": ["null", "boolean"]}]}}
+    items = [Pair("a", True), Pair(None, None), Pair("é" * 100, False)]
+    data = _fastavro(schema, [p._asdict() for p in items])
+    decoded, _ = compile_decoder(schema, tuples={"n.P": Pair})(data, 0)
+    assert decoded == items and all(type(p) is Pair for p in decoded)
 
 
 def test_array_written_in_blocks_with_sizes_decodes():
