@@ -59,7 +59,8 @@ def serialize_metadata(schema_name: str, record: dict[str, Any], tuples: Tuples 
     sync = os.urandom(16)
     schema_entry = _bytes(b"avro.schema") + _bytes(java_schema_json(schema_name).encode())
     header = MAGIC + encode_long(1) + schema_entry + encode_long(0) + sync  # metadata: one entry, end
-    return header + encode_long(1) + _bytes(data) + sync  # one block: count, size + data, sync
+    # one block: count, size, data, sync; joined once (a plan's data runs to tens of megabytes)
+    return b"".join((header, encode_long(1), encode_long(len(data)), data, sync))
 
 
 def _shapes(tuples: Tuples | None) -> tuple[tuple[str, type], ...]:
