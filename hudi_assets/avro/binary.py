@@ -31,10 +31,10 @@ def encode_long(value: int) -> bytes:
 Encoder = Callable[[Any, list[bytes]], None]
 # The encodings of 0 to 8191 (one or two bytes), made directly: string lengths, counts and most
 # values of Hudi's records are among them, and a lookup costs a tenth of `encode_long`.
-VARINTS = [bytes((2 * n,)) for n in range(64)] + \
+_VARINTS = [bytes((2 * n,)) for n in range(64)] + \
     [bytes((2 * n & 0x7F | 0x80, n >> 6)) for n in range(64, 8192)]
-_END = VARINTS[0]
-_UNION1_VARINTS = [b"\x02" + varint for varint in VARINTS]  # after the index of `["null", T]`'s T
+_END = _VARINTS[0]
+_UNION1_VARINTS = [b"\x02" + varint for varint in _VARINTS]  # after the index of `["null", T]`'s T
 _PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 # The Python types fastavro's validation accepts for each kind of schema (bool is not an int there).
 _ACCEPTS: dict[str, tuple[type, ...]] = {
@@ -79,7 +79,7 @@ def _strings(values: list | tuple) -> list[bytes]:
     except TypeError:  # not a str
         raise Mismatch from None
     try:
-        sizes = list(map(VARINTS.__getitem__, map(len, data)))
+        sizes = list(map(_VARINTS.__getitem__, map(len, data)))
     except IndexError:
         sizes = [encode_long(len(d)) for d in data]
     parts = data + data
@@ -91,8 +91,9 @@ def _strings(values: list | tuple) -> list[bytes]:
 class _Compiler:
     """Compiles a schema (JSON form) into the source of one Python function per named record and a
     root function: each field is straight-line code, without a call per field or per primitive
-    (measured: a third less time than nested closures per archived entry or plan). Enums and fixed
-    types, rare in Hudi's schemas, stay small closures the generated code calls.
+    (measured: a third less time than nested closures per archived entry or plan), and a record
+    that is an array's item or a map's value is written inline, without a call per item. Enums and
+    fixed types, rare in Hudi's schemas, stay small closures the generated code calls.
 
     `tuples` names record types (full names) given as instances of a tuple class whose items are
     the record's fields in schema order (a plan's `CleanFileInfo`), instead of dicts.
@@ -105,9 +106,9 @@ class _Compiler:
         self.records: dict[str, tuple[list, str]] = {}  # full name -> fields, their namespace
         self.inlining: list[str] = []  # records whose fields are being written out
         self.kinds: dict[str, str] = {}  # full name -> record / enum / fixed
-        self.env: dict[str, Any] = {"Mismatch": Mismatch, "_V": VARINTS, "_V1": _UNION1_VARINTS, "_END": _END,
-                                    "_enc": encode_long, "_long": _long, "_int": _int, "_bytes": _bytes,
-                                    "_strings": _strings}
+        self.env: dict[str, Any] = {"Mismatch": Mismatch, "_V": _VARINTS, "_V1": _UNION1_VARINTS,
+                                    "_END": _END, "_enc": encode_long, "_long": _long, "_int": _int,
+                                    "_bytes": _bytes, "_strings": _strings}
         self.functions: list[str] = []
         self.counter = 0
 
