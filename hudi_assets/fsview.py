@@ -231,6 +231,36 @@ def build_file_groups(partition: str, names: Iterable[str], base_extension: str)
     return ordered
 
 
+def data_file_key(name: str, base_extension: str) -> tuple[str, str] | None:
+    """(file id, base instant) of a data file name, split as `build_file_groups` splits it; None for
+    any other name (checksum files, other extensions, names without the parts)."""
+    if name.startswith("."):
+        if name.endswith(".crc"):
+            return None
+        log = LogFileName.parse(name)
+        return (log.file_id, log.base_instant) if log is not None and log.extension == "log" else None
+    if not name.endswith(base_extension):
+        return None
+    file_id, _, rest = name.partition("_")
+    instant = rest.partition("_")[2].partition(".")[0]
+    return (file_id, instant) if instant and file_id else None
+
+
+def file_group_instants(keys: Iterable[tuple[str, str] | None]) -> dict[str, set[str]]:
+    """File id -> the base instants of its slices, from `data_file_key`s (None skipped): the grouping
+    of `build_file_groups` without an object per slice, for checks that ask only which slices exist
+    (the clean's re-validation)."""
+    groups: dict[str, set[str]] = {}
+    for key in keys:
+        if key is not None:
+            instants = groups.get(key[0])
+            if instants is None:
+                groups[key[0]] = {key[1]}
+            else:
+                instants.add(key[1])
+    return groups
+
+
 @dataclass(frozen=True, slots=True)
 class CompactionOperation:
     """A file group in a pending (log) compaction plan and the instant of the plan."""
