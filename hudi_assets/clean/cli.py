@@ -117,14 +117,13 @@ def run(args: argparse.Namespace) -> int:
             _print_plan(plan, sizes, instants, args.list_files)
         return 0
 
-    live = sys.stderr.isatty()  # one updating line on a terminal, plain lines in a log
+    # One updating line on a terminal, plain lines in a log; called every few seconds
+    # (executor.PROGRESS_INTERVAL), and at the first and the last round of deletes.
+    start, end = ("\r", "") if sys.stderr.isatty() else ("", "\n")
 
     def progress(done: int, total: int) -> None:
-        if live:
-            print(f"\rdeleted {done} of {total} files", end="\n" if done == total else "", file=sys.stderr,
-                  flush=True)
-        elif done == total or done % 1000 == 0:
-            print(f"deleted {done} of {total} files", file=sys.stderr, flush=True)
+        print(f"{start}deleted {done} of {total} files", end="\n" if done == total else end, file=sys.stderr,
+              flush=True)
 
     result = clean_table(table, config, engine, progress=progress)
     if not result.executed:
