@@ -89,19 +89,22 @@ class CleanActionExecutor:
         self.progress = progress
         self.hooks = hooks or CleanHooks()
 
-    def check_no_newer_writes(self, plan: CleanerPlan, planned: set[str]) -> None:
+    def check_no_newer_writes(self, plan: CleanerPlan, planned: list[str]) -> None:
         """Defence in depth: a commit completed after planning must not have written a planned file."""
         timeline = self.table.reload_timeline()
         since = plan.last_completed_commit_timestamp
+        planned_set: set[str] | None = None  # made only when there is a newer commit to compare
         for instant in timeline.filter_actions(WRITE_ACTIONS).filter_completed():
             if instant.timestamp <= since:
                 continue
+            if planned_set is None:
+                planned_set = set(planned)
             commit = metadata.commit_metadata(timeline, instant.with_state(State.COMPLETED))
             touched = set(commit.written_paths)
             for stat in commit.write_stats:
                 partition = stat.partition_path or ""
                 touched.update(f"{partition}/{n}" if partition else n for n in stat.log_files)
-            clash = touched & planned
+            clash = touched & planned_set
             if clash:
                 raise CleanAbortedError(
                     f"{self.table.base_path}: commit {instant.timestamp} completed after the clean was "
@@ -113,7 +116,7 @@ class CleanActionExecutor:
         storage = self.table.storage
         timeline = self.table.active_timeline
         planned = [rel for rels in validated.files.values() for rel in rels]
-        self.check_no_newer_writes(plan, set(planned))
+        self.check_no_newer_writes(plan, planned)
         started = time.monotonic()
         if instant.is_requested:
             inflight = instant.with_state(State.INFLIGHT)

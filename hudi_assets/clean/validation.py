@@ -226,7 +226,9 @@ class PlanValidator:
         problems). Runs in a forked worker on a local file system, so it returns only strings."""
         if why := self._directory_problem(partition):
             return [], [], [(infos[0].file_path, f"its partition {partition!r}: {why}")]
-        listed = self._partition(partition)
+        # Not kept for later (as `_partition` keeps those of partitions to delete): a worker checks
+        # many partitions, and each freed listing leaves its memory to the next.
+        listed = _Partition(self.view, partition)
         rel_prefix = f"{partition}/" if partition else ""
         prefix = self._plain_prefix(partition, rel_prefix)
         cut = len(prefix or "")
