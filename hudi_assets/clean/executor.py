@@ -111,8 +111,10 @@ class CleanActionExecutor:
                     f"planned and references {len(clash)} planned file(s), e.g. {sorted(clash)[0]}; "
                     "nothing was deleted. Remove the pending clean's state files and plan again.")
 
-    def execute(self, instant: Instant, plan: CleanerPlan, validated: ValidatedPlan) -> ExecutedClean:
-        """Carry out one validated plan and write its completed instant."""
+    def execute(self, instant: Instant, plan: CleanerPlan, validated: ValidatedPlan,
+                inflight_data: bytes | None = None) -> ExecutedClean:
+        """Carry out one validated plan and write its completed instant. `inflight_data`: the plan as
+        the inflight state file holds it, when already encoded (else encoded here)."""
         storage = self.table.storage
         timeline = self.table.active_timeline
         planned = [rel for rels in validated.files.values() for rel in rels]
@@ -120,7 +122,8 @@ class CleanActionExecutor:
         started = time.monotonic()
         if instant.is_requested:
             inflight = instant.with_state(State.INFLIGHT)
-            storage.create_if_absent(timeline.state_file_path(inflight), plan.serialize())
+            data = plan.serialize() if inflight_data is None else inflight_data
+            storage.create_if_absent(timeline.state_file_path(inflight), data)
         self.hooks.reached("inflight")
         failed = self._delete_files(planned)
         if validated.companions:

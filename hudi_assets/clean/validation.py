@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import repeat
+from typing import Any
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
@@ -180,18 +181,22 @@ class PlanValidator:
             return None
 
     # --------------------------------------------------------------- the rule
-    def validate(self, plans: Iterable[tuple[str, str, CleanerPlan]]) -> ValidationReport:
+    def validate(self, plans: Iterable[tuple[str, str, CleanerPlan]],
+                 meanwhile: Callable[[], Any] | None = None) -> ValidationReport:
         """`plans`: (instant time, plan file as shown to people, plan). Every plan is checked; each
-        offending entry becomes a row of the report."""
+        offending entry becomes a row of the report. `meanwhile`: work of the caller's done once,
+        while forked workers check the partitions (it must decide and write nothing)."""
         report = ValidationReport()
         for instant, plan_file, plan in plans:
-            validated, problems = self._validate_plan(instant, plan)
+            validated, problems = self._validate_plan(instant, plan, meanwhile)
+            meanwhile = None
             report.violations.extend(PlanViolation(instant, plan_file, path, why) for path, why in problems)
             if not problems:
                 report.plans.append(validated)
         return report
 
-    def _validate_plan(self, instant: str, plan: CleanerPlan) -> tuple[ValidatedPlan, list[tuple[str, str]]]:
+    def _validate_plan(self, instant: str, plan: CleanerPlan, meanwhile: Callable[[], Any] | None
+                       ) -> tuple[ValidatedPlan, list[tuple[str, str]]]:
         problems: list[tuple[str, str]] = []
         validated = ValidatedPlan(instant)
         problems.extend(self._metadata_problems(instant, plan))
@@ -204,7 +209,7 @@ class PlanValidator:
             verdicts = store_map(self.engine, self.storage.is_local,
                                  lambda partition: self._check_partition(partition, entries[partition],
                                                                          plan.ectr_timestamp),
-                                 planned, self.config.parallelism)
+                                 planned, self.config.parallelism, meanwhile)
         checked = dict(zip(planned, verdicts, strict=True))
         for partition in entries:
             rels, companions, found = checked.get(partition, ([], [], []))
@@ -341,7 +346,9 @@ class PlanValidator:
 
 
 def validate_plans(table: HoodieTable, config: CleanConfig, plans: Iterable[tuple[str, str, CleanerPlan]],
-                   now: datetime | None = None) -> ValidationReport:
+                   now: datetime | None = None, meanwhile: Callable[[], Any] | None = None
+                   ) -> ValidationReport:
     """The one entry point every face uses: the CLI, the library and the Dagster checks. `now` is
-    the clock of KEEP_LATEST_BY_HOURS (the current time unless given)."""
-    return PlanValidator(table, config, now).validate(plans)
+    the clock of KEEP_LATEST_BY_HOURS (the current time unless given); `meanwhile`: see
+    `PlanValidator.validate`."""
+    return PlanValidator(table, config, now).validate(plans, meanwhile)
