@@ -128,6 +128,22 @@ class PartitionListing:
 PartitionVisitor = Callable[[str, list[str], DirectoryListing], Any]
 
 
+class NameSearch:
+    """Questions about all of a directory's names at once, answered by one substring search of the
+    names joined by '/' (which no name in a listing holds) instead of a Python step per name."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, names: list[str]):
+        self._text = "/" + "/".join(names) + "/"
+
+    def any_starts_with(self, prefix: str) -> bool:
+        return f"/{prefix}" in self._text
+
+    def any_ends_with(self, suffix: str) -> bool:
+        return f"{suffix}/" in self._text
+
+
 def list_directory(storage: Storage, directory: str, visit: PartitionVisitor | None = None
                    ) -> tuple[str, Any, list[str]]:
     """One directory: (directory, its file names if it is a partition else None, subdirs to descend).
@@ -140,9 +156,11 @@ def list_directory(storage: Storage, directory: str, visit: PartitionVisitor | N
     """
     listing = storage.list_directory(directory)
     files = listing.files
-    if any(name.endswith(".crc") for name in files):
+    names = NameSearch(files)
+    if names.any_ends_with(".crc"):
         files = [name for name in files if not is_checksum_file(name)]
-    is_partition = any(name.startswith(PARTITION_METAFILE) for name in files)
+        names = NameSearch(files)
+    is_partition = names.any_starts_with(PARTITION_METAFILE)
     prefix = f"{directory}/" if directory else ""
     descend = [] if directory and PARTITION_METAFILE_NAMES.intersection(files) else [
         prefix + d for d in listing.dirs if not d.startswith(".")]

@@ -41,7 +41,14 @@ from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
 from hudi_assets.clean.planner import earliest_commit_to_retain
 from hudi_assets.engine import Engine, LocalEngine, gc_paused, store_map
 from hudi_assets.exceptions import PathOutsideTableError, UnsafePlanError
-from hudi_assets.fsview import PARTITION_METAFILE, FileSystemView, LogFile, data_file_key, file_group_instants
+from hudi_assets.fsview import (
+    PARTITION_METAFILE,
+    FileSystemView,
+    LogFile,
+    NameSearch,
+    data_file_key,
+    file_group_instants,
+)
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.timeline import METAFOLDER
@@ -109,9 +116,10 @@ class _Partition:
     def __init__(self, view: FileSystemView, partition: str):
         storage = view.table.storage
         names, subdirs = storage.list_names(partition)
-        self.has_checksums = any(name.endswith(".crc") for name in names)
+        search = NameSearch(names)
+        self.has_checksums = search.any_ends_with(".crc")
         self.exists = bool(names or subdirs) or storage.exists(partition) if partition else True
-        self.is_partition = any(n.startswith(PARTITION_METAFILE) for n in names)
+        self.is_partition = search.any_starts_with(PARTITION_METAFILE)
         keys = map(data_file_key, names, repeat(view.table.config.base_file_extension))
         # every listed name -> (file id, base instant) of a data file, None for any other file
         self.key_of = dict(zip(names, keys, strict=True))
