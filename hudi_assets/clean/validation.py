@@ -275,7 +275,7 @@ class PlanValidator:
         """`<base uri>/<partition>/`, the spelling a plan records its paths in, when a plain file name
         after it is known to relativize to `<partition>/<name>` (checked once per partition); a path
         in any other spelling takes the full rule, so the per-file cost is a prefix test."""
-        prefix = f"{self.storage.uri(partition)}/" if partition else f"{self.storage.uri('')}/"
+        prefix = f"{self.storage.uri(partition)}/"
         if "?" in prefix or "#" in prefix or self._relative(f"{prefix}f") != f"{rel_prefix}f":
             return None
         return prefix
