@@ -73,8 +73,10 @@ class LocalEngine:
     def foreach(self, fn: Callable[[T], Any], items: Sequence[T], parallelism: int | None = None) -> None:
         self.map(fn, items, parallelism)
 
-    def map_in_processes(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
-        """`map` in forked worker processes, results in input order.
+    def map_in_processes(self, fn: Callable[[T], R], items: Sequence[T],
+                         meanwhile: Callable[[], Any] | None = None) -> list[R]:
+        """`map` in forked worker processes, results in input order; `meanwhile`, if given, is work
+        of this process's own done while the workers run (after they forked, so they never see it).
 
         Forking hands `fn` and everything it closes over to the workers as they are (nothing is
         pickled but the items and the results, so results should be compact: names and numbers).
@@ -85,15 +87,17 @@ class LocalEngine:
         would leave it held in the worker forever); this package's own lock-renewal thread is the
         one exception, as it holds no lock the workers take.
         """
-        return list(self.imap_in_processes(fn, items))
+        return list(self.imap_in_processes(fn, items, meanwhile=meanwhile))
 
-    def imap_in_processes(self, fn: Callable[[T], R], items: Sequence[T],
-                          chunk_size: int | None = None) -> Iterator[R]:
+    def imap_in_processes(self, fn: Callable[[T], R], items: Sequence[T], chunk_size: int | None = None,
+                          meanwhile: Callable[[], Any] | None = None) -> Iterator[R]:
         """`map_in_processes` yielding each result in input order as soon as it is there (progress
         can be reported between them), `chunk_size` items per task (default: a few tasks per
         worker). When the caller stops early, tasks not yet started are cancelled."""
         workers = min(self.processes, len(items))
         if workers < 2 or len(items) < self.process_min_items or not _can_fork():
+            if meanwhile is not None:
+                meanwhile()
             yield from map(fn, items)
             return
         size = chunk_size or -(-len(items) // (workers * 4))  # a few chunks per worker evens them out
@@ -104,7 +108,10 @@ class LocalEngine:
         done = 0
         try:
             try:
-                for payload in pool.map(_run_forked, chunks):
+                payloads = pool.map(_run_forked, chunks)  # the workers are forked by now
+                if meanwhile is not None:
+                    meanwhile()
+                for payload in payloads:
                     chunk = chunks[done]
                     done += 1
                     yield from pickle.loads(payload) if payload is not None else map(fn, chunk)
@@ -147,14 +154,16 @@ def _run_forked(chunk: Sequence[Any]) -> bytes | None:
 
 
 def store_map(engine: Engine, local_store: bool, fn: Callable[[T], R], items: Sequence[T],
-              parallelism: int) -> list[R]:
+              parallelism: int, meanwhile: Callable[[], Any] | None = None) -> list[R]:
     """Work per directory of a store that is free of effects (listing and deciding). A local file
     system answers without latency to overlap, so on the local engine threads would only take turns
     holding the GIL over the per-file Python work (measured on a 1,000,000-file plan: 16 threads 30%
     slower than one): it runs in forked processes there. Object stores and Spark get the parallelism
-    asked for."""
+    asked for. `meanwhile`: work of this process's own, done while forked workers run (else first)."""
     if local_store and isinstance(engine, LocalEngine):
-        return engine.map_in_processes(fn, items)
+        return engine.map_in_processes(fn, items, meanwhile)
+    if meanwhile is not None:
+        meanwhile()
     return engine.map(fn, items, parallelism)
 
 

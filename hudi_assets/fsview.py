@@ -128,6 +128,22 @@ class PartitionListing:
 PartitionVisitor = Callable[[str, list[str], DirectoryListing], Any]
 
 
+class NameSearch:
+    """Questions about all of a directory's names at once, answered by one substring search of the
+    names joined by '/' (which no name in a listing holds) instead of a Python step per name."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, names: list[str]):
+        self._text = "/" + "/".join(names) + "/"
+
+    def any_starts_with(self, prefix: str) -> bool:
+        return f"/{prefix}" in self._text
+
+    def any_ends_with(self, suffix: str) -> bool:
+        return f"{suffix}/" in self._text
+
+
 def list_directory(storage: Storage, directory: str, visit: PartitionVisitor | None = None
                    ) -> tuple[str, Any, list[str]]:
     """One directory: (directory, its file names if it is a partition else None, subdirs to descend).
@@ -140,9 +156,11 @@ def list_directory(storage: Storage, directory: str, visit: PartitionVisitor | N
     """
     listing = storage.list_directory(directory)
     files = listing.files
-    if any(name.endswith(".crc") for name in files):
+    names = NameSearch(files)
+    if names.any_ends_with(".crc"):
         files = [name for name in files if not is_checksum_file(name)]
-    is_partition = any(name.startswith(PARTITION_METAFILE) for name in files)
+        names = NameSearch(files)
+    is_partition = names.any_starts_with(PARTITION_METAFILE)
     prefix = f"{directory}/" if directory else ""
     descend = [] if directory and PARTITION_METAFILE_NAMES.intersection(files) else [
         prefix + d for d in listing.dirs if not d.startswith(".")]
@@ -229,6 +247,36 @@ def build_file_groups(partition: str, names: Iterable[str], base_extension: str)
     ordered = {file_id: groups[file_id] for file_id in with_base}
     ordered.update(groups)
     return ordered
+
+
+def data_file_key(name: str, base_extension: str) -> tuple[str, str] | None:
+    """(file id, base instant) of a data file name, split as `build_file_groups` splits it; None for
+    any other name (checksum files, other extensions, names without the parts)."""
+    if name.startswith("."):
+        if name.endswith(".crc"):
+            return None
+        log = LogFileName.parse(name)
+        return (log.file_id, log.base_instant) if log is not None and log.extension == "log" else None
+    if not name.endswith(base_extension):
+        return None
+    file_id, _, rest = name.partition("_")
+    instant = rest.partition("_")[2].partition(".")[0]
+    return (file_id, instant) if instant and file_id else None
+
+
+def file_group_instants(keys: Iterable[tuple[str, str] | None]) -> dict[str, set[str]]:
+    """File id -> the base instants of its slices, from `data_file_key`s (None skipped): the grouping
+    of `build_file_groups` without an object per slice, for checks that ask only which slices exist
+    (the clean's re-validation)."""
+    groups: dict[str, set[str]] = {}
+    for key in keys:
+        if key is not None:
+            instants = groups.get(key[0])
+            if instants is None:
+                groups[key[0]] = {key[1]}
+            else:
+                instants.add(key[1])
+    return groups
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,10 +9,11 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import numpy as np
-
 _UTF16 = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"  # native order, as array reads it
 _POWERS_OF_31: list[int] = [1]  # 31**k mod 2**32, grown on demand
+# Fewer strings are hashed one call each: a few milliseconds, where importing numpy takes a tenth of
+# a second.
+NUMPY_MIN_STRINGS = 2048
 
 
 def java_string_hash(text: str) -> int:
@@ -32,6 +33,10 @@ def java_string_hashes(texts: list[str]) -> list[int]:
     """`java_string_hash` of many strings, as unsigned 32-bit ints: the ASCII strings of each length
     as one numpy product of their bytes with the powers of 31 (uint32 arithmetic wraps modulo 2^32
     as Java's int does), about fifty times faster than one call each; the others one call each."""
+    if len(texts) < NUMPY_MIN_STRINGS:
+        return [java_string_hash(text) & 0xFFFFFFFF for text in texts]
+    import numpy as np  # here, not at the top: most commands hash few strings, and numpy's import is slow
+
     hashes = [0] * len(texts)
     by_length: dict[int, list[int]] = {}
     for n, text in enumerate(texts):

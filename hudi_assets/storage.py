@@ -17,19 +17,28 @@ import posixpath
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import pyarrow.fs as pafs
 
 from hudi_assets.exceptions import CorruptFileError, InvalidConfigError, PathOutsideTableError, StorageError
 from hudi_assets.storage_options import gcs_options, s3_batch_client, s3_options
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
 
 _ENTRY_NAME = operator.attrgetter("name")
 _ENTRY_IS_DIR = operator.methodcaller("is_dir", follow_symlinks=False)
 _ST_SIZE = operator.attrgetter("st_size")
 _PYARROW_SCHEMES = {"s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss"}
 S3_DELETE_BATCH = 1000  # the most keys one S3 DeleteObjects request takes
+
+
+def _pafs():
+    """`pyarrow.fs`, imported when first needed: local files are listed, read and deleted through
+    `os`, and importing pyarrow (numpy with it) costs every command a tenth of a second."""
+    import pyarrow.fs
+
+    return pyarrow.fs
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +211,7 @@ class Storage:
         return self.options
 
     def _open_filesystem(self) -> pafs.FileSystem:
+        pafs = _pafs()
         if self.scheme == "file":
             return pafs.LocalFileSystem()
         if self.scheme == "s3":
@@ -312,9 +322,9 @@ class Storage:
         root = self._abs(rel)
         if self.is_local and not recursive:
             return self._list_local(root)
-        infos = self.fs.get_file_info(pafs.FileSelector(root, allow_not_found=True, recursive=recursive))
+        infos = self.fs.get_file_info(_pafs().FileSelector(root, allow_not_found=True, recursive=recursive))
         cut = len(self.root) + 1
-        directory = pafs.FileType.Directory
+        directory = _pafs().FileType.Directory
         try:
             return [
                 FileStatus(info.path[cut:], info.size or 0, (info.mtime_ns or 0) // 1_000_000,
@@ -417,13 +427,19 @@ class Storage:
 
     def status(self, rel: str) -> FileStatus | None:
         info = self.fs.get_file_info(self._abs(rel))
-        if info.type == pafs.FileType.NotFound:
+        if info.type == _pafs().FileType.NotFound:
             return None
         return FileStatus(self.relativize(rel), info.size or 0, (info.mtime_ns or 0) // 1_000_000,
-                          info.type == pafs.FileType.Directory)
+                          info.type == _pafs().FileType.Directory)
 
     def exists(self, rel: str) -> bool:
-        return self.fs.get_file_info(self._abs(rel)).type != pafs.FileType.NotFound
+        if self.is_local:  # what pyarrow's local get_file_info does, without importing pyarrow
+            try:
+                os.stat(self._abs(rel))
+            except (FileNotFoundError, NotADirectoryError):
+                return False
+            return True
+        return self.fs.get_file_info(self._abs(rel)).type != _pafs().FileType.NotFound
 
     def read(self, rel: str) -> bytes:
         path = self._abs(rel)

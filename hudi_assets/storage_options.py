@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Any
-
-import pyarrow.fs as pafs
+from typing import TYPE_CHECKING, Any
 
 from hudi_assets.exceptions import InvalidConfigError
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
 
 GCS_RETRY_LIMIT_S = 15.0
 
@@ -35,6 +36,8 @@ def _bool(text: str) -> bool:
 
 def _s3_retry(text: str) -> pafs.S3RetryStrategy:
     """`standard` or `default` (the AWS SDK's strategies), optionally `:N` maximum attempts."""
+    import pyarrow.fs as pafs
+
     kind, _, attempts = text.partition(":")
     strategies = {"standard": pafs.AwsStandardS3RetryStrategy, "default": pafs.AwsDefaultS3RetryStrategy}
     if kind not in strategies:
@@ -129,6 +132,8 @@ def s3_batch_client(options: Mapping[str, Any]) -> Any | None:
             config[theirs] = typed[ours]
     strategy = typed.get("retry_strategy")
     if strategy is not None:
+        import pyarrow.fs as pafs
+
         mode = "standard" if isinstance(strategy, pafs.AwsStandardS3RetryStrategy) else "legacy"
         config["retries"] = {"mode": mode, "total_max_attempts": strategy.max_attempts}  # first one included
     if typed.get("force_virtual_addressing"):

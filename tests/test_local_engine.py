@@ -180,3 +180,27 @@ def test_clean_validated_and_deleted_in_forked_workers_equals_the_single_process
                                             check=True, capture_output=True, text=True).stdout)
     assert one["safe"] and one["deleted"] > 2
     assert forked == one
+
+
+MEANWHILE = """
+import json, os
+from hudi_assets.engine import LocalEngine, store_map
+seen = []
+engines = [LocalEngine(processes=2, process_min_items=2), LocalEngine(processes=1)]
+out = []
+for engine in engines:
+    seen.clear()
+    results = store_map(engine, True, lambda x: (len(seen), os.getpid()), list(range(20)), 4,
+                        meanwhile=lambda: seen.append(os.getpid()))
+    out.append({"seen": seen, "workers_saw": sorted({n for n, _ in results}),
+                "pids": sorted({pid for _, pid in results} - {os.getpid()})})
+print(json.dumps([out, os.getpid()]))
+"""
+
+
+def test_meanwhile_runs_once_in_the_parent_after_the_workers_forked():
+    """The parent's own work runs once, in the parent; forked workers never see its effects (they
+    forked before it ran); without workers it runs once too."""
+    (forked, alone), parent = json.loads(_fresh(MEANWHILE))
+    assert forked["seen"] == [parent] and forked["pids"] and forked["workers_saw"] == [0]
+    assert alone["seen"] == [parent] and alone["pids"] == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 
@@ -60,6 +61,17 @@ def _print_plan(plan, sizes: dict[str, list[int]], pending: list[str], list_file
           f"in {len(plan.file_paths_to_delete)} partitions; nothing written")
 
 
+def _json_entries(paths: list[str], sizes: list[int]) -> str:
+    """`{"path": ..., "size": ...}` of each file, comma-separated, as `json.dumps` writes them. When no
+    path needs an escape (printable ASCII without quotes or backslashes: the names Hudi writes) the
+    whole partition is one %-format in C; otherwise each path is escaped."""
+    text = "".join(paths)
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        values = tuple(itertools.chain.from_iterable(zip(paths, sizes, strict=True)))
+        return ", ".join(['{"path": "%s", "size": %d}'] * len(paths)) % values
+    return ", ".join(map('{{"path": {}, "size": {}}}'.format, map(_JSON_STRING, paths), sizes))
+
+
 def _write_plan_json(plan, sizes: dict[str, list[int]], pending: list[str]) -> None:
     """One JSON object, written a partition at a time (a plan can list millions of files)."""
     ectr = plan.earliest_instant_to_retain
@@ -70,8 +82,7 @@ def _write_plan_json(plan, sizes: dict[str, list[int]], pending: list[str]) -> N
     out = sys.stdout
     out.write(json.dumps(head)[:-1] + ', "partitions": [')
     for n, (partition, files) in enumerate(plan.file_paths_to_delete.items()):
-        paths = map(_JSON_STRING, [f.file_path for f in files])
-        entries = ", ".join(map('{{"path": {}, "size": {}}}'.format, paths, sizes[partition]))
+        entries = _json_entries([f.file_path for f in files], sizes[partition])
         out.write(f'{"," if n else ""}{{"partition": {_JSON_STRING(partition)}, '
                   f'"bytes": {sum(sizes[partition])}, "files": [{entries}]}}')
     tail = {"partitions_to_delete": plan.partitions_to_delete,
@@ -117,14 +128,13 @@ def run(args: argparse.Namespace) -> int:
             _print_plan(plan, sizes, instants, args.list_files)
         return 0
 
-    live = sys.stderr.isatty()  # one updating line on a terminal, plain lines in a log
+    # One updating line on a terminal, plain lines in a log; called every few seconds
+    # (executor.PROGRESS_INTERVAL), and at the first and the last round of deletes.
+    start, end = ("\r", "") if sys.stderr.isatty() else ("", "\n")
 
     def progress(done: int, total: int) -> None:
-        if live:
-            print(f"\rdeleted {done} of {total} files", end="\n" if done == total else "", file=sys.stderr,
-                  flush=True)
-        elif done == total or done % 1000 == 0:
-            print(f"deleted {done} of {total} files", file=sys.stderr, flush=True)
+        print(f"{start}deleted {done} of {total} files", end="\n" if done == total else end, file=sys.stderr,
+              flush=True)
 
     result = clean_table(table, config, engine, progress=progress)
     if not result.executed:

@@ -29,7 +29,7 @@ from hudi_assets.engine import Engine, LocalEngine
 from hudi_assets.exceptions import CleanAbortedError
 from hudi_assets.metadata.clean_records import clean_records
 from hudi_assets.metadata.writer import MetadataTableWriter
-from hudi_assets.storage import S3_DELETE_BATCH, DeleteResult, Storage
+from hudi_assets.storage import S3_DELETE_BATCH, Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import CLEAN, Instant, State
@@ -38,6 +38,9 @@ from hudi_assets.timeline.timeline import WRITE_ACTIONS
 log = logging.getLogger(__name__)
 
 DELETE_BATCH = S3_DELETE_BATCH  # a round's batch is one S3 DeleteObjects request
+# Seconds between two progress reports of the deletes (the first and the last are always reported):
+# a line with the counts every few seconds, however many rounds there are.
+PROGRESS_INTERVAL = 5.0
 
 Progress = Callable[[int, int], None]
 
@@ -47,6 +50,7 @@ class CleanHooks:
     passes none; a test subclasses this and overrides `reached`."""
 
     delete_batch: int = DELETE_BATCH
+    progress_interval: float = PROGRESS_INTERVAL
 
     def reached(self, step: str, deleted: int = 0) -> None:
         """`step` is "inflight", "deletes" (after each round, with the count so far), "partitions",
@@ -65,8 +69,12 @@ class ExecutedClean:
     failed: tuple[str, ...]  # relative paths that could not be deleted
 
 
-def _delete_batch(storage: Storage, paths: list[str]) -> DeleteResult:
-    return storage.delete_many(paths)
+def _delete_batch(storage: Storage, paths: list[str]) -> tuple[int, dict[str, str]]:
+    """One batch: how many of its files are gone (deleted, or already gone: a resumed clean) and
+    those that could not be deleted, with why. All a clean records, and compact to send back from a
+    worker process."""
+    result = storage.delete_many(paths)
+    return len(result.deleted) + len(result.missing), result.failed
 
 
 class CleanActionExecutor:
@@ -81,37 +89,43 @@ class CleanActionExecutor:
         self.progress = progress
         self.hooks = hooks or CleanHooks()
 
-    def check_no_newer_writes(self, plan: CleanerPlan, planned: set[str]) -> None:
+    def check_no_newer_writes(self, plan: CleanerPlan, planned: list[str]) -> None:
         """Defence in depth: a commit completed after planning must not have written a planned file."""
         timeline = self.table.reload_timeline()
         since = plan.last_completed_commit_timestamp
+        planned_set: set[str] | None = None  # made only when there is a newer commit to compare
         for instant in timeline.filter_actions(WRITE_ACTIONS).filter_completed():
             if instant.timestamp <= since:
                 continue
+            if planned_set is None:
+                planned_set = set(planned)
             commit = metadata.commit_metadata(timeline, instant.with_state(State.COMPLETED))
             touched = set(commit.written_paths)
             for stat in commit.write_stats:
                 partition = stat.partition_path or ""
                 touched.update(f"{partition}/{n}" if partition else n for n in stat.log_files)
-            clash = touched & planned
+            clash = touched & planned_set
             if clash:
                 raise CleanAbortedError(
                     f"{self.table.base_path}: commit {instant.timestamp} completed after the clean was "
                     f"planned and references {len(clash)} planned file(s), e.g. {sorted(clash)[0]}; "
                     "nothing was deleted. Remove the pending clean's state files and plan again.")
 
-    def execute(self, instant: Instant, plan: CleanerPlan, validated: ValidatedPlan) -> ExecutedClean:
-        """Carry out one validated plan and write its completed instant."""
+    def execute(self, instant: Instant, plan: CleanerPlan, validated: ValidatedPlan,
+                inflight_data: bytes | None = None) -> ExecutedClean:
+        """Carry out one validated plan and write its completed instant. `inflight_data`: the plan as
+        the inflight state file holds it, when already encoded (else encoded here)."""
         storage = self.table.storage
         timeline = self.table.active_timeline
         planned = [rel for rels in validated.files.values() for rel in rels]
-        self.check_no_newer_writes(plan, set(planned))
+        self.check_no_newer_writes(plan, planned)
         started = time.monotonic()
         if instant.is_requested:
             inflight = instant.with_state(State.INFLIGHT)
-            storage.create_if_absent(timeline.state_file_path(inflight), plan.serialize())
+            data = plan.serialize() if inflight_data is None else inflight_data
+            storage.create_if_absent(timeline.state_file_path(inflight), data)
         self.hooks.reached("inflight")
-        outcome = self._delete_files(planned)
+        failed = self._delete_files(planned)
         if validated.companions:
             storage.delete_many(validated.companions)  # Hadoop's checksums go with their files
         partitions_deleted = 0
@@ -128,12 +142,11 @@ class CleanActionExecutor:
                                       is_partition_deleted=partition in validated.partitions_to_delete)
             names = [rel.rpartition("/")[2] for rel in rels]
             stat.delete_path_patterns = names
-            if not outcome.failed:
+            if not failed:
                 stat.success_delete_files = list(names)
             else:
                 for rel, name in zip(rels, names, strict=True):
-                    failed = rel in outcome.failed
-                    (stat.failed_delete_files if failed else stat.success_delete_files).append(name)
+                    (stat.failed_delete_files if rel in failed else stat.success_delete_files).append(name)
             stats.append(stat)
         taken = int((time.monotonic() - started) * 1000)
         record = clean_metadata_record(instant.timestamp, taken, plan, stats)
@@ -146,7 +159,7 @@ class CleanActionExecutor:
             log.info("%s already completed by another writer", completed.file_name)
         log.info("clean %s completed: %d files deleted", instant.timestamp, record["totalFilesDeleted"])
         return ExecutedClean(instant.timestamp, record["totalFilesDeleted"], partitions_deleted,
-                             tuple(sorted(outcome.failed)))
+                             tuple(sorted(failed)))
 
     def _update_metadata_table(self, instant_time: str, record: dict) -> None:
         """`writeTableMetadata`: the metadata deltacommit of this clean, before `<t>.clean` is written
@@ -154,31 +167,34 @@ class CleanActionExecutor:
         writer = MetadataTableWriter(self.table, reached=self.hooks.reached)
         writer.commit(instant_time, clean_records(self.table, record, instant_time))
 
-    def _delete_files(self, rels: list[str]) -> DeleteResult:
-        """Deletes on the engine, in rounds so progress can be reported. A file already gone counts
-        as deleted (a resumed clean); one that could not be deleted and is still there is reported
-        as failed, and the clean completes (Hudi records it in `failedDeleteFiles`)."""
+    def _delete_files(self, rels: list[str]) -> dict[str, str]:
+        """Deletes on the engine, in rounds; returns the files that could not be deleted, with why. A
+        file already gone counts as deleted (a resumed clean); one that could not be deleted and is
+        still there is reported as failed, and the clean completes (Hudi records it in
+        `failedDeleteFiles`). Progress is reported every `progress_interval` seconds, and at the
+        first and the last round; the hooks see every round."""
         storage = self.table.storage
-        total = DeleteResult()
+        failed: dict[str, str] = {}
         batch = max(1, self.hooks.delete_batch)
         batches = [rels[i:i + batch] for i in range(0, len(rels), batch)]
         done = 0
+        reported = time.monotonic()
         if self.progress:
             self.progress(0, len(rels))
         for parts in self._delete_rounds(batches):
-            for part in parts:
-                total.deleted.extend(part.deleted)
-                total.missing.extend(part.missing)
-                total.failed.update(part.failed)
-                done += len(part.deleted) + len(part.missing) + len(part.failed)
-            if self.progress:
+            for count, failures in parts:
+                done += count + len(failures)
+                failed.update(failures)
+            if self.progress and (done == len(rels) or
+                                  time.monotonic() - reported >= self.hooks.progress_interval):
+                reported = time.monotonic()
                 self.progress(done, len(rels))
             self.hooks.reached("deletes", done)
-        for rel, why in total.failed.items():
+        for rel, why in failed.items():
             log.warning("could not delete %s: %s", storage.uri(rel), why)
-        return total
+        return failed
 
-    def _delete_rounds(self, batches: list[list[str]]) -> Iterator[list[DeleteResult]]:
+    def _delete_rounds(self, batches: list[list[str]]) -> Iterator[list[tuple[int, dict[str, str]]]]:
         """The results of each round of batches, in order. On the local engine over a local file
         system the unlinks run in forked workers, a batch per round (threads would take turns holding
         the GIL between syscalls). A batch a dead worker leaves is deleted again here, which gives

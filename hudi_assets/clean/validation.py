@@ -19,24 +19,36 @@ and when the plan's own metadata contradicts its instant time (ECTR or last comp
 before it) or retains fewer commits than the table's cleaning policy asks for now.
 
 One listing per planned partition, with the view's timeline-derived sets computed once; each
-partition directory is resolved once, not each file. Partitions are checked in forked workers on a
-local file system (`store_map`), each returning its verdict as strings.
+partition directory is resolved once, not each file. Per file the work is string operations: listed
+names are grouped by splitting them (no object per file slice), and a planned path in the spelling
+the plan records is recognised by its partition's prefix (any other spelling takes the full rule of
+`Storage.relativize`). Partitions are checked in forked workers on a local file system
+(`store_map`), each returning its verdict as strings.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import repeat
+from typing import Any
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
 from hudi_assets.clean.planner import earliest_commit_to_retain
 from hudi_assets.engine import Engine, LocalEngine, gc_paused, store_map
 from hudi_assets.exceptions import PathOutsideTableError, UnsafePlanError
-from hudi_assets.fsview import PARTITION_METAFILE, FileSystemView, LogFile, build_file_groups
+from hudi_assets.fsview import (
+    PARTITION_METAFILE,
+    FileSystemView,
+    LogFile,
+    NameSearch,
+    data_file_key,
+    file_group_instants,
+)
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.timeline import METAFOLDER
@@ -87,30 +99,36 @@ def _is_normal(rel: str) -> bool:
     return bool(rel) and "\0" not in rel and not rel.startswith("/") and posixpath.normpath(rel) == rel
 
 
+def _is_plain_name(name: str) -> bool:
+    """A file name that `posixpath.normpath` leaves as it is and that a URI parse would not split."""
+    return ("/" not in name and "?" not in name and "#" not in name and "\0" not in name
+            and name not in ("", ".", ".."))
+
+
 def _in_metafolder(rel: str) -> bool:
     return rel == METAFOLDER or rel.startswith(METAFOLDER + "/")
 
 
 class _Partition:
-    """One planned partition, listed once: its file groups split into what may and may not go."""
+    """One planned partition, listed once: the committed base instants of each file group. Names are
+    grouped by string splits alone (no object per file slice): this runs over every listed file."""
 
     def __init__(self, view: FileSystemView, partition: str):
         storage = view.table.storage
         names, subdirs = storage.list_names(partition)
-        self.names = frozenset(names)
-        self.has_checksums = any(name.endswith(".crc") for name in names)
+        search = NameSearch(names)
+        self.has_checksums = search.any_ends_with(".crc")
         self.exists = bool(names or subdirs) or storage.exists(partition) if partition else True
-        self.is_partition = any(n.startswith(PARTITION_METAFILE) for n in names)
-        self.groups = build_file_groups(partition, names, view.table.config.base_file_extension)
-        visible = {i: view.is_committed(i) for g in self.groups.values() for i in g.slices}
+        self.is_partition = search.any_starts_with(PARTITION_METAFILE)
+        keys = map(data_file_key, names, repeat(view.table.config.base_file_extension))
+        # every listed name -> (file id, base instant) of a data file, None for any other file
+        self.key_of = dict(zip(names, keys, strict=True))
+        groups = file_group_instants(self.key_of.values())
+        self.file_ids = groups.keys()
+        visible = {i: view.is_committed(i) for i in set().union(*groups.values())}
         # file id -> its committed base instants, newest first
-        self.committed = {fid: [i for i in sorted(g.slices, reverse=True) if visible[i]]
-                          for fid, g in self.groups.items()}
-        self.slice_of: dict[str, tuple[str, str]] = {}  # file name -> (file id, base instant)
-        for fid, group in self.groups.items():
-            for instant, file_slice in group.slices.items():
-                for name in file_slice.file_names:
-                    self.slice_of[name] = (fid, instant)
+        self.committed = {fid: sorted((i for i in instants if visible[i]), reverse=True)
+                          for fid, instants in groups.items()}
         self._newest_before: dict[tuple[str, str], str | None] = {}
 
     def newest_before(self, file_id: str, ectr: str) -> str | None:
@@ -171,18 +189,22 @@ class PlanValidator:
             return None
 
     # --------------------------------------------------------------- the rule
-    def validate(self, plans: Iterable[tuple[str, str, CleanerPlan]]) -> ValidationReport:
+    def validate(self, plans: Iterable[tuple[str, str, CleanerPlan]],
+                 meanwhile: Callable[[], Any] | None = None) -> ValidationReport:
         """`plans`: (instant time, plan file as shown to people, plan). Every plan is checked; each
-        offending entry becomes a row of the report."""
+        offending entry becomes a row of the report. `meanwhile`: work of the caller's done once,
+        while forked workers check the partitions (it must decide and write nothing)."""
         report = ValidationReport()
         for instant, plan_file, plan in plans:
-            validated, problems = self._validate_plan(instant, plan)
+            validated, problems = self._validate_plan(instant, plan, meanwhile)
+            meanwhile = None
             report.violations.extend(PlanViolation(instant, plan_file, path, why) for path, why in problems)
             if not problems:
                 report.plans.append(validated)
         return report
 
-    def _validate_plan(self, instant: str, plan: CleanerPlan) -> tuple[ValidatedPlan, list[tuple[str, str]]]:
+    def _validate_plan(self, instant: str, plan: CleanerPlan, meanwhile: Callable[[], Any] | None
+                       ) -> tuple[ValidatedPlan, list[tuple[str, str]]]:
         problems: list[tuple[str, str]] = []
         validated = ValidatedPlan(instant)
         problems.extend(self._metadata_problems(instant, plan))
@@ -195,7 +217,7 @@ class PlanValidator:
             verdicts = store_map(self.engine, self.storage.is_local,
                                  lambda partition: self._check_partition(partition, entries[partition],
                                                                          plan.ectr_timestamp),
-                                 planned, self.config.parallelism)
+                                 planned, self.config.parallelism, meanwhile)
         checked = dict(zip(planned, verdicts, strict=True))
         for partition in entries:
             rels, companions, found = checked.get(partition, ([], [], []))
@@ -217,29 +239,46 @@ class PlanValidator:
         problems). Runs in a forked worker on a local file system, so it returns only strings."""
         if why := self._directory_problem(partition):
             return [], [], [(infos[0].file_path, f"its partition {partition!r}: {why}")]
-        listed = self._partition(partition)
-        savepointed = self.view.savepointed_files
-        pending_reads = self.view.pending_plan_files
-        replaced = self.view.replaced_file_groups
+        # Not kept for later (as `_partition` keeps those of partitions to delete): a worker checks
+        # many partitions, and each freed listing leaves its memory to the next.
+        listed = _Partition(self.view, partition)
+        rel_prefix = f"{partition}/" if partition else ""
+        prefix = self._plain_prefix(partition, rel_prefix)
+        cut = len(prefix or "")
         rels: list[str] = []
         companions: list[str] = []
         problems: list[tuple[str, str]] = []
         for info in infos:
-            if "\0" in info.file_path:
-                problems.append((info.file_path.replace("\0", "\\0"), "contains a NUL byte"))
+            path = info.file_path
+            name = path[cut:] if prefix is not None and path.startswith(prefix) else ""
+            if not _is_plain_name(name):  # any other spelling: the full rule of `Storage.relativize`
+                if "\0" in path:
+                    problems.append((path.replace("\0", "\\0"), "contains a NUL byte"))
+                    continue
+                rel = self._relative(path)
+                if rel is None:
+                    problems.append((path, "resolves outside the table's base path"))
+                    continue
+                directory, _, name = rel.rpartition("/")
+                if directory != partition:
+                    problems.append((path, f"is not a file of partition {partition!r}"))
+                    continue
+            if why := self._file_problem(partition, name, listed, ectr):
+                problems.append((path, why))
                 continue
-            rel = self._relative(info.file_path)
-            why = self._file_problem(partition, rel, listed, ectr, ectr is not None, savepointed,
-                                     pending_reads, replaced)
-            if why:
-                problems.append((info.file_path, why))
-                continue
-            rels.append(rel)
-            if listed.has_checksums:
-                companion = f"{partition}/.{rel.rpartition('/')[2]}.crc" if partition else f".{rel}.crc"
-                if companion.rpartition("/")[2] in listed.names:
-                    companions.append(companion)
+            rels.append(rel_prefix + name)
+            if listed.has_checksums and f".{name}.crc" in listed.key_of:
+                companions.append(f"{rel_prefix}.{name}.crc")
         return rels, companions, problems
+
+    def _plain_prefix(self, partition: str, rel_prefix: str) -> str | None:
+        """`<base uri>/<partition>/`, the spelling a plan records its paths in, when a plain file name
+        after it is known to relativize to `<partition>/<name>` (checked once per partition); a path
+        in any other spelling takes the full rule, so the per-file cost is a prefix test."""
+        prefix = f"{self.storage.uri(partition)}/"
+        if "?" in prefix or "#" in prefix or self._relative(f"{prefix}f") != f"{rel_prefix}f":
+            return None
+        return prefix
 
     def _metadata_problems(self, instant: str, plan: CleanerPlan) -> list[tuple[str, str]]:
         problems = []
@@ -265,33 +304,27 @@ class PlanValidator:
                                  f"commit to retain: {required.timestamp if required else 'none'})"))
         return problems
 
-    def _file_problem(self, partition: str, rel: str | None, listed: _Partition, ectr: str | None,
-                      by_commits: bool, savepointed: frozenset[str], pending_reads: frozenset[str],
-                      replaced: dict[tuple[str, str], str]) -> str | None:
-        if rel is None:
-            return "resolves outside the table's base path"
-        directory, _, name = rel.rpartition("/")
-        if directory != partition:
-            return f"is not a file of partition {partition!r}"
-        if name in savepointed:
+    def _file_problem(self, partition: str, name: str, listed: _Partition, ectr: str | None) -> str | None:
+        """Why a file directly inside a planned partition may not be deleted (None when it may)."""
+        if name in self.view.savepointed_files:
             return "is listed by a savepoint"
-        if name in pending_reads:
+        if name in self.view.pending_plan_files:
             return "is read by a pending compaction or clustering plan"
-        where = listed.slice_of.get(name)
+        where = listed.key_of.get(name)
         if where is None:
             if LogFile.parse(name) is None and not name.endswith(self.table.config.base_file_extension):
                 return "is not a data file of the table"
-            if name in listed.names:
+            if name in listed.key_of:
                 return "is not a data file of the table"
             return None  # already gone: a resumed clean
         file_id, instant = where
         committed = listed.committed.get(file_id) or []
         if instant not in committed:
             return "belongs to a write that is not committed (in flight or failed)"
-        replaced_at = replaced.get((partition, file_id))
+        replaced_at = self.view.replaced_file_groups.get((partition, file_id))
         if replaced_at is None and committed[0] == instant:
             return "is part of the latest file slice of its file group"
-        if by_commits:
+        if ectr is not None:  # a policy by commits or hours
             if replaced_at is not None:
                 if not replaced_at < ectr:
                     return f"its file group was replaced at {replaced_at}, not before the earliest commit " \
@@ -314,14 +347,16 @@ class PlanValidator:
             return None  # already deleted: a resumed clean
         if not listed.is_partition:
             return f"is not a partition (no {PARTITION_METAFILE})"
-        live = sorted(fid for fid in listed.groups if (partition, fid) not in replaced)
+        live = sorted(fid for fid in listed.file_ids if (partition, fid) not in replaced)
         if live:
             return f"still holds {len(live)} file group(s) that are not replaced, e.g. {live[0]}"
         return None
 
 
 def validate_plans(table: HoodieTable, config: CleanConfig, plans: Iterable[tuple[str, str, CleanerPlan]],
-                   now: datetime | None = None) -> ValidationReport:
+                   now: datetime | None = None, meanwhile: Callable[[], Any] | None = None
+                   ) -> ValidationReport:
     """The one entry point every face uses: the CLI, the library and the Dagster checks. `now` is
-    the clock of KEEP_LATEST_BY_HOURS (the current time unless given)."""
-    return PlanValidator(table, config, now).validate(plans)
+    the clock of KEEP_LATEST_BY_HOURS (the current time unless given); `meanwhile`: see
+    `PlanValidator.validate`."""
+    return PlanValidator(table, config, now).validate(plans, meanwhile)

@@ -13,8 +13,10 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.executor import CleanActionExecutor, CleanHooks, ExecutedClean, Progress
@@ -97,14 +99,16 @@ def pending_cleans(table: HoodieTable) -> list[PendingClean]:
 
 
 def validate_pending(table: HoodieTable, config: CleanConfig, pending: list[PendingClean] | None = None,
-                     now: datetime | None = None) -> ValidationReport:
-    """The safety rule over every pending plan: the rows the CLI and the Dagster check show."""
+                     now: datetime | None = None, meanwhile: Callable[[], Any] | None = None
+                     ) -> ValidationReport:
+    """The safety rule over every pending plan: the rows the CLI and the Dagster check show.
+    `meanwhile`: work done while forked workers check the partitions (`PlanValidator.validate`)."""
     if pending is None:
         pending = pending_cleans(table)
     else:
         table.reload_timeline()  # validated against the timeline as it is now, as after a fresh read
     return validate_plans(table, config, [(p.instant.timestamp, p.plan_file, p.plan)
-                                          for p in pending if p.plan is not None], now)
+                                          for p in pending if p.plan is not None], now, meanwhile)
 
 
 # --------------------------------------------------------------------------------- scheduling
@@ -231,7 +235,16 @@ def _run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None,
         pending = pending_cleans(table)
     else:
         table.reload_timeline()  # validated against the timeline as it is now, as after a fresh read
-    report = validate_pending(table, config, pending, now)
+    # The first requested plan's inflight copy is encoded while its partitions are checked; it is
+    # written only after every plan passed (executor.execute).
+    inflight: dict[str, bytes] = {}
+    first = next((c for c in pending if c.plan is not None), None)
+
+    def encode_inflight() -> None:
+        if first is not None and first.instant.is_requested:
+            inflight[first.instant.timestamp] = first.plan.serialize()
+
+    report = validate_pending(table, config, pending, now, encode_inflight)
     report.raise_if_unsafe(table.base_path)
     validated = {v.instant: v for v in report.plans}
     executor = CleanActionExecutor(table, config, engine, progress, hooks)
@@ -248,7 +261,8 @@ def _run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None,
             again.raise_if_unsafe(table.base_path)
             checked = again.plans[0]
         lock.check_held()
-        result.executed.append(executor.execute(clean.instant, clean.plan, checked))
+        result.executed.append(executor.execute(clean.instant, clean.plan, checked,
+                                                inflight.pop(clean.instant.timestamp, None)))
         table.reload_timeline()
     if result.failed:
         uris = [table.storage.uri(rel) for rel in result.failed]

@@ -177,9 +177,8 @@ def clean_result(context: dg.AssetExecutionContext, key: str):
     result = CleanResult()
     if plans and not hudi.dry_run:
 
-        def progress(done: int, total: int) -> None:
-            if done == total or done % 1000 == 0:
-                context.log.info(f"deleted {done} of {total} files")
+        def progress(done: int, total: int) -> None:  # every few seconds: executor.PROGRESS_INTERVAL
+            context.log.info(f"deleted {done} of {total} files")
 
         try:
             run_pending(table, config, hudi.engine_for(context.resources.spark), progress, result=result)

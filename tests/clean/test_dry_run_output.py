@@ -72,3 +72,15 @@ def test_json_without_dry_run_is_bad_input(tmp_path, capsys):
     path = _table(tmp_path / "t")
     assert main(["clean", str(path), "--engine", "local", "--json"]) == 2
     assert "--dry-run" in capsys.readouterr().err
+
+
+def test_json_text_is_what_json_dumps_writes_also_for_paths_that_need_escapes(tmp_path, capsys):
+    """Paths Hudi writes go out in one format per partition, others escaped one by one: either way
+    the text is `json.dumps` of the object it parses to, and the paths are the plan's."""
+    for name in ("plain", 'quote"and\\backslash-é'):
+        path = _table(tmp_path / name)
+        raw = _dry_run(path, capsys, "--json")
+        out = json.loads(raw)
+        assert raw == json.dumps(out) + "\n"
+        paths = [f["path"] for entry in out["partitions"] for f in entry["files"]]
+        assert paths and all(p.startswith(f"file:{path}/") for p in paths)
