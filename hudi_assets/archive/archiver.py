@@ -181,9 +181,11 @@ class HoodieTimelineArchiver:
         self._verify(path, data, [commit_time for commit_time, _ in written])
         result.archive_file = path
         result.records_written = len(written)
-        # Leftover marker directories of archived instants go once the archive is safely written.
+        # Leftover marker directories of archived instants go once the archive is safely written;
+        # one listing of the marker folder finds them (most instants have none left).
+        markers = set(self.storage.list_directory(TEMP_FOLDER).dirs)
         for ts in dict.fromkeys(i.timestamp for i in result.selection.state_files):
-            if self.storage.delete_dir(f"{TEMP_FOLDER}/{ts}"):
+            if ts in markers and self.storage.delete_dir(f"{TEMP_FOLDER}/{ts}"):
                 result.markers_removed += 1
         log.info("Wrote %d archived entries to %s (%d bytes)", len(written), self.storage.uri(path),
                  len(data))

@@ -69,9 +69,16 @@ class Timeline:
         first = self.first()
         return first is not None and ts < first.timestamp
 
+    @classmethod
+    def _of_sorted(cls, instants: list[Instant]) -> Timeline:
+        """A timeline of instants already in Hudi's order (a filter keeps the order it was given)."""
+        timeline = Timeline.__new__(Timeline)
+        timeline.instants = instants
+        return timeline
+
     # -------------------------------------------------------------- filters
     def filter(self, predicate: Callable[[Instant], bool]) -> Timeline:
-        return Timeline(i for i in self.instants if predicate(i))
+        return Timeline._of_sorted([i for i in self.instants if predicate(i)])
 
     def filter_actions(self, actions: Iterable[str]) -> Timeline:
         wanted = frozenset(actions)
