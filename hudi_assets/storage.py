@@ -30,7 +30,6 @@ _ENTRY_IS_DIR = operator.methodcaller("is_dir", follow_symlinks=False)
 _ST_SIZE = operator.attrgetter("st_size")
 _PYARROW_SCHEMES = {"s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss"}
 S3_DELETE_BATCH = 1000  # the most keys one S3 DeleteObjects request takes
-_READ_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +123,9 @@ def _read_local(path: str) -> bytes:
     for the small state files a timeline holds (archiving reads tens of thousands)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
+        want = os.fstat(fd).st_size + 1  # the whole file in one read, and its end in the next
         chunks = []
-        while chunk := os.read(fd, _READ_CHUNK):
+        while chunk := os.read(fd, want):
             chunks.append(chunk)
     finally:
         os.close(fd)
