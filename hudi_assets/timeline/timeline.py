@@ -71,8 +71,8 @@ class Timeline:
         first = self.first()
         return first is not None and ts < first.timestamp
 
-    @classmethod
-    def _of_sorted(cls, instants: list[Instant]) -> Timeline:
+    @staticmethod
+    def _of_sorted(instants: list[Instant]) -> Timeline:
         """A timeline of instants already in Hudi's order (a filter keeps the order it was given)."""
         timeline = Timeline.__new__(Timeline)
         timeline.instants = instants
