@@ -181,9 +181,11 @@ class HoodieTimelineArchiver:
         self._verify(path, data, [commit_time for commit_time, _ in written])
         result.archive_file = path
         result.records_written = len(written)
-        # Leftover marker directories of archived instants go once the archive is safely written.
+        # Leftover marker directories of archived instants go once the archive is safely written;
+        # one listing of the marker folder finds them (most instants have none left).
+        markers = set(self.storage.list_directory(TEMP_FOLDER).dirs)
         for ts in dict.fromkeys(i.timestamp for i in result.selection.state_files):
-            if self.storage.delete_dir(f"{TEMP_FOLDER}/{ts}"):
+            if ts in markers and self.storage.delete_dir(f"{TEMP_FOLDER}/{ts}"):
                 result.markers_removed += 1
         log.info("Wrote %d archived entries to %s (%d bytes)", len(written), self.storage.uri(path),
                  len(data))
@@ -207,25 +209,37 @@ class HoodieTimelineArchiver:
         fastavro's; decoding every block again would double the cost of a run)."""
         uri = self.storage.uri(path)
         back = self.storage.read(path)
-        blocks = list(read_blocks(back, uri)) if back == written else []
-        counts = [struct.unpack_from(">i", b.content, 4)[0] if b.block_type == BlockType.AVRO_DATA else -1
-                  for b in blocks]
-        problem = None
         if back != written:
             problem = f"read back {len(back)} bytes that differ from the {len(written)} written"
-        elif sum(counts) != len(commit_times) or min(counts, default=0) < 0:
-            problem = (f"wrote {len(commit_times)} archived entries but the blocks read back hold "
-                       f"{sum(counts)}")
         else:
-            schema = java_schema_json(ARCHIVED_META_ENTRY)
-            ends = {0: 0, len(blocks) - 1: len(commit_times) - counts[-1]}  # block index -> first record
-            for index, first in ends.items():
-                decoded = [r["commitTime"] for r in decode_avro_data_block(blocks[index], schema, path=uri)]
-                expected = commit_times[first:first + counts[index]]
-                if decoded != expected:
-                    problem = f"block {index} reads back instants {decoded[:3]}..., not {expected[:3]}..."
+            problem = self._block_problem(back, uri, commit_times)
         if problem:
             raise HudiAssetsError(f"{uri}: {problem}; nothing was deleted from the active timeline")
+
+    @staticmethod
+    def _block_problem(back: bytes, uri: str, commit_times: list[str]) -> str | None:
+        """What is wrong with the blocks of the file read back, if anything. Blocks are walked one at
+        a time and only the first and last are kept: holding all of them (the schema header of each
+        decoded) was most of a run's memory, and fresh memory costs page faults."""
+        counts: list[int] = []
+        first_block = last_block = None
+        for block in read_blocks(back, uri):
+            counts.append(struct.unpack_from(">i", block.content, 4)[0]
+                          if block.block_type == BlockType.AVRO_DATA else -1)
+            if first_block is None:
+                first_block = block
+            last_block = block
+        if sum(counts) != len(commit_times) or min(counts, default=0) < 0:
+            return f"wrote {len(commit_times)} archived entries but the blocks read back hold {sum(counts)}"
+        schema = java_schema_json(ARCHIVED_META_ENTRY)
+        # block index -> (the block, the index of its first record)
+        ends = {0: (first_block, 0), len(counts) - 1: (last_block, len(commit_times) - counts[-1])}
+        for index, (block, first) in ends.items():
+            decoded = [r["commitTime"] for r in decode_avro_data_block(block, schema, path=uri)]
+            expected = commit_times[first:first + counts[index]]
+            if decoded != expected:
+                return f"block {index} reads back instants {decoded[:3]}..., not {expected[:3]}..."
+        return None
 
     # ----------------------------------------------------------------------- deleting
     def _delete(self, state_files: list[Instant], result: ArchiveResult) -> None:

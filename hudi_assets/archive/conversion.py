@@ -13,13 +13,14 @@ empty file (a clean plan, a requested compaction plan) cannot be read and fails 
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
 from hudi_assets.avro import deserialize_metadata
 from hudi_assets.clean.plan import CleanerPlan
 from hudi_assets.exceptions import CorruptFileError
-from hudi_assets.timeline.commit_metadata import CommitMetadata
+from hudi_assets.timeline.commit_metadata import SHAPE_ERRORS, commit_json_object, unexpected_shape
 from hudi_assets.timeline.instant import (
     CLEAN,
     COMMIT,
@@ -36,39 +37,55 @@ from hudi_assets.timeline.timeline import ActiveTimeline
 
 ROLLING_STAT = "ROLLING_STAT"
 _ARCHIVABLE = (CLEAN, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK, SAVEPOINT, COMPACTION, LOG_COMPACTION)
-# Avro HoodieWriteStat fields, and those that are primitive `long`s in Java's HoodieWriteStat
-# (absent in the JSON -> 0 after Jackson's round trip; `totalLogFiles` has no Java field -> null).
-_STRING_STAT_FIELDS = ("fileId", "path", "prevCommit", "partitionPath")
-_LONG_STAT_FIELDS = ("numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes", "totalWriteErrors",
-                     "totalLogRecords", "totalUpdatedRecordsCompacted", "numInserts", "totalLogBlocks",
-                     "totalCorruptLogBlock", "totalRollbackBlocks", "fileSizeInBytes")
-
-
 class ArchiveConversionError(CorruptFileError):
     """A state file of an instant to archive cannot be converted."""
 
 
 def state_transition_time(mtime_ms: int) -> str:
     """The state file's modification time as `yyyyMMddHHmmssSSS` in the local zone (HoodieInstant)."""
-    moment = datetime.fromtimestamp(mtime_ms / 1000)
-    return moment.strftime("%Y%m%d%H%M%S") + f"{mtime_ms % 1000:03d}"
+    return _local_second(mtime_ms // 1000) + f"{mtime_ms % 1000:03d}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _local_second(seconds: int) -> str:
+    """`yyyyMMddHHmmss` of a second: the state files of a run share a few seconds, so the calendar
+    arithmetic runs once per second, not once per file."""
+    return datetime.fromtimestamp(seconds).strftime("%Y%m%d%H%M%S")
 
 
 def _write_stat(stat: dict[str, Any]) -> dict[str, Any]:
-    """One stat: a comprehension per kind of field (this runs once per file a commit wrote)."""
+    """One Avro HoodieWriteStat (this runs once per file a commit wrote, so it is one dict display):
+    the string fields as strings; those that are primitive `long`s in Java's HoodieWriteStat are 0 when
+    absent (Jackson's round trip); `totalLogFiles` has no Java field, so it is null."""
     get = stat.get
-    out = {key: None if (value := get(key)) is None else str(value) for key in _STRING_STAT_FIELDS}
-    out.update({key: 0 if (value := get(key)) is None else int(value) for key in _LONG_STAT_FIELDS})
-    out["totalLogFiles"] = None
-    return out
+    return {
+        "fileId": None if (v := get("fileId")) is None else str(v),
+        "path": None if (v := get("path")) is None else str(v),
+        "prevCommit": None if (v := get("prevCommit")) is None else str(v),
+        "numWrites": 0 if (v := get("numWrites")) is None else int(v),
+        "numDeletes": 0 if (v := get("numDeletes")) is None else int(v),
+        "numUpdateWrites": 0 if (v := get("numUpdateWrites")) is None else int(v),
+        "totalWriteBytes": 0 if (v := get("totalWriteBytes")) is None else int(v),
+        "totalWriteErrors": 0 if (v := get("totalWriteErrors")) is None else int(v),
+        "partitionPath": None if (v := get("partitionPath")) is None else str(v),
+        "totalLogRecords": 0 if (v := get("totalLogRecords")) is None else int(v),
+        "totalLogFiles": None,
+        "totalUpdatedRecordsCompacted": 0 if (v := get("totalUpdatedRecordsCompacted")) is None else int(v),
+        "numInserts": 0 if (v := get("numInserts")) is None else int(v),
+        "totalLogBlocks": 0 if (v := get("totalLogBlocks")) is None else int(v),
+        "totalCorruptLogBlock": 0 if (v := get("totalCorruptLogBlock")) is None else int(v),
+        "totalRollbackBlocks": 0 if (v := get("totalRollbackBlocks")) is None else int(v),
+        "fileSizeInBytes": 0 if (v := get("fileSizeInBytes")) is None else int(v),
+    }
 
 
 def convert_commit_metadata(obj: dict[str, Any], replace: bool = False) -> dict[str, Any]:
-    """Commit JSON object -> Avro HoodieCommitMetadata (or HoodieReplaceCommitMetadata) record."""
+    """Commit JSON object, as parsed -> Avro HoodieCommitMetadata (or HoodieReplaceCommitMetadata)
+    record. A value of the wrong kind raises one of `SHAPE_ERRORS`."""
     stats = obj.get("partitionToWriteStats") or {}
     extra = {str(k): (None if v is None else str(v)) for k, v in (obj.get("extraMetadata") or {}).items()}
     extra[ROLLING_STAT] = ""
-    operation = obj.get("operationType", "UNKNOWN")
+    operation = obj.get("operationType") or "UNKNOWN"
     if not replace and obj.get("compacted"):
         operation = "COMPACT"
     record: dict[str, Any] = {
@@ -83,10 +100,16 @@ def convert_commit_metadata(obj: dict[str, Any], replace: bool = False) -> dict[
     return record
 
 
-def _commit_object(data: bytes, path: str) -> dict[str, Any]:
-    """The JSON object of a commit file: HoodieCommitMetadata.fromBytes reads an empty file as a new,
-    empty instance; anything else must be valid commit metadata (else CorruptFileError)."""
-    return CommitMetadata.from_json(data, path).to_object() if data else {}
+def _commit_record(data: bytes, path: str, replace: bool = False) -> dict[str, Any]:
+    """The Avro record of a commit file's JSON, converted from the parsed JSON itself (no
+    `CommitMetadata` in between: this runs once per archived commit file).
+    HoodieCommitMetadata.fromBytes reads an empty file as a new, empty instance; anything else must be
+    valid commit metadata (else CorruptFileError)."""
+    obj = commit_json_object(data, path)
+    try:
+        return convert_commit_metadata(obj, replace)
+    except SHAPE_ERRORS as exc:
+        raise unexpected_shape(path, exc) from exc
 
 
 def to_archived_entry(timeline: ActiveTimeline, instant: Instant) -> dict[str, Any]:
@@ -119,14 +142,14 @@ def _payload(timeline: ActiveTimeline, instant: Instant, data: bytes, path: str)
         plan = CleanerPlan.deserialize(data, path, timeline.storage.base_uri)
         return {"hoodieCleanerPlan": plan.to_record()}
     if action in (COMMIT, DELTA_COMMIT):
-        return {"hoodieCommitMetadata": convert_commit_metadata(_commit_object(data, path))}
+        return {"hoodieCommitMetadata": _commit_record(data, path)}
     if action == REPLACE_COMMIT:
         if state is State.COMPLETED:
-            return {"hoodieReplaceCommitMetadata": convert_commit_metadata(_commit_object(data, path), True)}
+            return {"hoodieReplaceCommitMetadata": _commit_record(data, path, True)}
         if state is State.INFLIGHT:
             if not data:
                 return {}
-            return {"HoodieInflightReplaceMetadata": convert_commit_metadata(_commit_object(data, path))}
+            return {"HoodieInflightReplaceMetadata": _commit_record(data, path)}
         if not data:
             return {}
         return {"hoodieRequestedReplaceMetadata":

@@ -25,6 +25,27 @@ WRITE_STAT_KEYS = (
     "fileSizeInBytes", "minEventTime", "maxEventTime", "runtimeStats",
 )
 DELTA_WRITE_STAT_KEYS = ("logVersion", "logOffset", "baseFile", "logFiles", "recordsStats")
+# What reading a JSON value of the wrong kind raises (a list where an object belongs, a word for a count).
+SHAPE_ERRORS = (TypeError, AttributeError, ValueError)
+
+
+def commit_json_object(data: bytes, path: str) -> dict[str, Any]:
+    """The JSON object of a commit file, as parsed; {} for an empty (or blank) file, which Hudi reads
+    as empty metadata. Not JSON, or not an object: `CorruptFileError` naming `path`."""
+    if not data.strip():
+        return {}
+    try:
+        obj = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptFileError(path, f"is not valid commit metadata JSON ({exc})") from exc
+    if not isinstance(obj, dict):
+        raise CorruptFileError(path, f"commit metadata must be a JSON object, found {type(obj).__name__}")
+    return obj
+
+
+def unexpected_shape(path: str, exc: Exception) -> CorruptFileError:
+    """The error for commit metadata whose values are not of the kinds Hudi's classes hold."""
+    return CorruptFileError(path, f"commit metadata has an unexpected shape ({exc})")
 
 
 @dataclass
@@ -101,24 +122,19 @@ class CommitMetadata:
         _, record = deserialize_any(data, path)
         try:
             return cls._from_object(record)
-        except (TypeError, AttributeError, ValueError) as exc:
-            raise CorruptFileError(path, f"commit metadata has an unexpected shape ({exc})") from exc
+        except SHAPE_ERRORS as exc:
+            raise unexpected_shape(path, exc) from exc
 
     @classmethod
     def from_json(cls, data: bytes, path: str) -> CommitMetadata:
         """Parse a commit file; an empty file is empty metadata, as in Hudi."""
-        if not data.strip():
+        obj = commit_json_object(data, path)
+        if not obj:
             return cls()
         try:
-            obj = json.loads(data)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CorruptFileError(path, f"is not valid commit metadata JSON ({exc})") from exc
-        if not isinstance(obj, dict):
-            raise CorruptFileError(path, f"commit metadata must be a JSON object, found {type(obj).__name__}")
-        try:
             return cls._from_object(obj)
-        except (TypeError, AttributeError, ValueError) as exc:
-            raise CorruptFileError(path, f"commit metadata has an unexpected shape ({exc})") from exc
+        except SHAPE_ERRORS as exc:
+            raise unexpected_shape(path, exc) from exc
 
     @classmethod
     def _from_object(cls, obj: dict[str, Any]) -> CommitMetadata:

@@ -7,6 +7,7 @@ most common way to diverge from Hudi's decisions.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Iterator
 
 from hudi_assets.storage import FileStatus, Storage
@@ -27,13 +28,14 @@ COMMIT_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT})
 WRITE_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, COMPACTION, LOG_COMPACTION, REPLACE_COMMIT})
 
 METAFOLDER = ".hoodie"
+_SORT_KEY = operator.attrgetter("sort_key")
 
 
 class Timeline:
     """Instants in Hudi's order; every filter returns a new `Timeline`."""
 
     def __init__(self, instants: Iterable[Instant]):
-        self.instants: list[Instant] = sorted(instants, key=lambda i: i.sort_key)
+        self.instants: list[Instant] = sorted(instants, key=_SORT_KEY)
 
     def __iter__(self) -> Iterator[Instant]:
         return iter(self.instants)
@@ -69,9 +71,16 @@ class Timeline:
         first = self.first()
         return first is not None and ts < first.timestamp
 
+    @staticmethod
+    def _of_sorted(instants: list[Instant]) -> Timeline:
+        """A timeline of instants already in Hudi's order (a filter keeps the order it was given)."""
+        timeline = Timeline.__new__(Timeline)
+        timeline.instants = instants
+        return timeline
+
     # -------------------------------------------------------------- filters
     def filter(self, predicate: Callable[[Instant], bool]) -> Timeline:
-        return Timeline(i for i in self.instants if predicate(i))
+        return Timeline._of_sorted([i for i in self.instants if predicate(i)])
 
     def filter_actions(self, actions: Iterable[str]) -> Timeline:
         wanted = frozenset(actions)
@@ -149,13 +158,16 @@ class ActiveTimeline(Timeline):
     def __init__(self, storage: Storage, state_files: dict[Instant, FileStatus]):
         self.storage = storage
         self.state_files = state_files
+        # One sort serves both views: in Hudi's order an instant's state files are adjacent, lowest
+        # state first, so keeping each one's highest state leaves the instants in order too.
+        self._raw = sorted(state_files, key=_SORT_KEY)
         latest: dict[tuple[str, str], Instant] = {}
-        for instant in state_files:
+        for instant in self._raw:
             key = (instant.timestamp, instant.comparable_action)
             held = latest.get(key)
             if held is None or held.state.value < instant.state.value:
                 latest[key] = instant
-        super().__init__(latest.values())
+        self.instants = list(latest.values())
 
     @classmethod
     def load(cls, storage: Storage) -> ActiveTimeline:
@@ -171,7 +183,7 @@ class ActiveTimeline(Timeline):
     @property
     def raw_instants(self) -> list[Instant]:
         """Every state file as its own instant, in Hudi's order (the archiver's raw timeline)."""
-        return sorted(self.state_files, key=lambda i: i.sort_key)
+        return list(self._raw)
 
     def state_file_path(self, instant: Instant) -> str:
         return f"{METAFOLDER}/{instant.file_name}"

@@ -236,15 +236,22 @@ def test_version_1_clean_plans_are_archived_upgraded_to_version_2(tmp_path):
         f"{table.storage.base_uri}/p1/f-0_0-1-1_001.parquet"]
 
 
-@pytest.mark.parametrize("content", [b'{"partitionToWriteStats" : {', b"\x00garbage"])
-def test_corrupt_commit_in_range_exits_2_and_changes_nothing(tmp_path, capsys, content):
+@pytest.mark.parametrize(("content", "problem"), [
+    (b'{"partitionToWriteStats" : {', "not valid commit metadata JSON"),
+    (b"\x00garbage", "not valid commit metadata JSON"),
+    (b'{"partitionToWriteStats" : ["p1"]}', "commit metadata has an unexpected shape"),
+    (b'{"partitionToWriteStats" : {"p1" : [ {"numWrites" : "ten"} ]}}',
+     "commit metadata has an unexpected shape"),
+    (b"[ ]", "commit metadata must be a JSON object"),
+])
+def test_corrupt_commit_in_range_exits_2_and_changes_nothing(tmp_path, capsys, content, problem):
     _table(tmp_path)
     (tmp_path / ".hoodie" / ".temp" / ts(0)).mkdir(parents=True)
     (tmp_path / ".hoodie" / f"{ts(3)}.commit").write_bytes(content)
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     assert main(["archive", str(tmp_path), *CONF]) == 2
     err = capsys.readouterr().err
-    assert f"{ts(3)}.commit" in err and "not valid commit metadata JSON" in err
+    assert f"{ts(3)}.commit" in err and problem in err
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # markers too
 
 
@@ -357,3 +364,34 @@ def test_entries_encoded_one_by_one_make_the_file_encoded_whole(tmp_path):
     result = archiver.archive_if_required(selection=selection)
     assert result.skipped == [f"{ts(3)}.commit"] and result.records_written == len(here) == 125
     assert (tmp_path / ".hoodie/archived/.commits_.archive.1_1-0-1").read_bytes() == expected
+
+
+def test_commit_json_converts_as_jacksons_round_trip_into_the_avro_classes(tmp_path):
+    """What survives of a commit file: the Avro fields only; numbers written as strings become longs,
+    absent primitive longs 0, other extra metadata values strings; a null operation type is UNKNOWN,
+    a compaction's is COMPACT; a replacecommit keeps its replaced file ids."""
+    b = TableBuilder(tmp_path)
+    stat = {"fileId": "f1", "path": "p1/f1.parquet", "prevCommit": "null", "numWrites": "12",
+            "partitionPath": "p1", "fileSizeInBytes": 7, "cdcStats": None, "runtimeStats": {"x": 1}}
+    commit = {"partitionToWriteStats": {"p1": [stat], "p2": None}, "compacted": True,
+              "extraMetadata": {"schema": "s", "n": 5, "none": None}, "operationType": None, "other": 1}
+    b.state_file(f"{ts(0)}.commit", json.dumps(commit).encode())
+    replace = {**commit, "compacted": False, "operationType": "CLUSTER",
+               "partitionToReplaceFileIds": {"p1": ["f0"]}}
+    b.state_file(f"{ts(1)}.replacecommit", json.dumps(replace).encode())
+    timeline = b.table().active_timeline
+    converted = to_archived_entry(timeline, Instant(ts(0), "commit"))["hoodieCommitMetadata"]
+    written = {"fileId": "f1", "path": "p1/f1.parquet", "prevCommit": "null", "numWrites": 12,
+               "numDeletes": 0, "numUpdateWrites": 0, "totalWriteBytes": 0, "totalWriteErrors": 0,
+               "partitionPath": "p1", "totalLogRecords": 0, "totalLogFiles": None,
+               "totalUpdatedRecordsCompacted": 0, "numInserts": 0, "totalLogBlocks": 0,
+               "totalCorruptLogBlock": 0, "totalRollbackBlocks": 0, "fileSizeInBytes": 7}
+    assert converted == {"partitionToWriteStats": {"p1": [written], "p2": []}, "version": None,
+                         "extraMetadata": {"schema": "s", "n": "5", "none": None, "ROLLING_STAT": ""},
+                         "operationType": "COMPACT"}
+    replaced = to_archived_entry(timeline, Instant(ts(1), "replacecommit"))["hoodieReplaceCommitMetadata"]
+    assert replaced["operationType"] == "CLUSTER" and replaced["partitionToReplaceFileIds"] == {"p1": ["f0"]}
+    commit["compacted"] = False
+    b.state_file(f"{ts(2)}.commit", json.dumps(commit).encode())
+    entry = to_archived_entry(b.table().active_timeline, Instant(ts(2), "commit"))
+    assert entry["hoodieCommitMetadata"]["operationType"] == "UNKNOWN"
