@@ -16,6 +16,8 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from hudi_assets.avro.codegen import CodeGenerator
+
 
 def encode_long(value: int) -> bytes:
     """Avro's zig-zag varint encoding of a long."""
@@ -88,7 +90,7 @@ def _strings(values: list | tuple) -> list[bytes]:
     return parts
 
 
-class _Compiler:
+class _Compiler(CodeGenerator):
     """Compiles a schema (JSON form) into the source of one Python function per named record and a
     root function: each field is straight-line code, without a call per field or per primitive
     (measured: a third less time than nested closures per archived entry or plan), and a record
@@ -100,26 +102,16 @@ class _Compiler:
     """
 
     def __init__(self, strict: bool = False, tuples: Mapping[str, type] | None = None) -> None:
+        super().__init__({"Mismatch": Mismatch, "_V": _VARINTS, "_V1": _UNION1_VARINTS, "_END": _END,
+                          "_enc": encode_long, "_long": _long, "_int": _int, "_bytes": _bytes,
+                          "_strings": _strings})
         self.strict = strict
         self.tuples = dict(tuples or {})
         self.named: dict[str, str] = {}  # full name -> name of its function in `env`
         self.records: dict[str, tuple[list, str]] = {}  # full name -> fields, their namespace
         self.inlining: list[str] = []  # records whose fields are being written out
         self.kinds: dict[str, str] = {}  # full name -> record / enum / fixed
-        self.env: dict[str, Any] = {"Mismatch": Mismatch, "_V": _VARINTS, "_V1": _UNION1_VARINTS,
-                                    "_END": _END, "_enc": encode_long, "_long": _long, "_int": _int,
-                                    "_bytes": _bytes, "_strings": _strings}
         self.functions: list[str] = []
-        self.counter = 0
-
-    def fresh(self, prefix: str) -> str:
-        self.counter += 1
-        return f"{prefix}{self.counter}"
-
-    def constant(self, value: Any) -> str:
-        name = self.fresh("_c")
-        self.env[name] = value
-        return name
 
     def full_name(self, name: str, namespace: str) -> str:
         return name if "." in name or not namespace else f"{namespace}.{name}"
@@ -136,10 +128,10 @@ class _Compiler:
     def root(self, schema: Any) -> Encoder:
         body = self.code(schema, "", "v", "    ")
         self.functions.append("def _root(v, out):\n    ap = out.append\n" + "".join(body))
-        exec(compile("\n".join(self.functions), "<avro encoder>", "exec"), self.env)
+        root = self.define(self.functions, "<avro encoder>", "_root")
         if set(self.tuples) - set(self.named):
             raise ValueError(f"no record named {sorted(set(self.tuples) - set(self.named))} in the schema")
-        return self.env["_root"]
+        return root
 
     def code(self, schema: Any, namespace: str, v: str, ind: str, typed: bool = False) -> list[str]:
         """Lines (with `ind`) that append the encoding of the value in variable `v` via `ap`;

@@ -14,6 +14,8 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from hudi_assets.avro.codegen import CodeGenerator
+
 Decoder = Callable[[bytes, int], tuple[Any, int]]
 _PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 
@@ -37,7 +39,7 @@ def read_varint(data: bytes, pos: int, first: int) -> tuple[int, int]:
             raise Undecodable
 
 
-class _Compiler:
+class _Compiler(CodeGenerator):
     """Compiles a schema (JSON form) into straight-line Python: `_root(d, p) -> (value, next p)`.
 
     Records nest inline, so an array of small records costs no call per item; a record that
@@ -46,29 +48,18 @@ class _Compiler:
     names) made as instances of a tuple class instead (fields in schema order)."""
 
     def __init__(self, tuples: Mapping[str, type] | None) -> None:
+        super().__init__({"Undecodable": Undecodable, "_varint": read_varint, "_BOOLEANS": (False, True),
+                          "_new": tuple.__new__})
         self.tuples = dict(tuples or {})
         self.records: dict[str, dict] = {}  # full name -> (definition, namespace)
         self.functions: dict[str, str] = {}  # full name -> function, for records inside themselves
         self.inlining: list[str] = []
         self.source: list[str] = []
-        self.env: dict[str, Any] = {"Undecodable": Undecodable, "_varint": read_varint,
-                                    "_BOOLEANS": (False, True), "_new": tuple.__new__}
-        self.counter = 0
-
-    def fresh(self, prefix: str) -> str:
-        self.counter += 1
-        return f"{prefix}{self.counter}"
-
-    def constant(self, value: Any) -> str:
-        name = self.fresh("_c")
-        self.env[name] = value
-        return name
 
     def root(self, schema: Any) -> Decoder:
         body = self.code(schema, "", "v", "    ")
         self.source.append("def _root(d, p):\n" + "".join(body) + "    return v, p\n")
-        exec(compile("\n".join(self.source), "<avro decoder>", "exec"), self.env)
-        return self.env["_root"]
+        return self.define(self.source, "<avro decoder>", "_root")
 
     def code(self, schema: Any, namespace: str, v: str, ind: str) -> list[str]:
         """Lines (with `ind`) that decode the value at `d[p]` into variable `v`, advancing `p`."""
