@@ -12,6 +12,8 @@ from hudi_assets.config_options import CLEAN_OPTIONS, settings_epilog
 from hudi_assets.exceptions import HudiInputError
 
 _JSON_STRING = json.encoder.encode_basestring_ascii  # a str as a JSON string literal, as json.dumps
+# The ASCII characters json.dumps writes as they are (printable, neither quote nor backslash).
+_PLAIN_ASCII = bytes(c for c in range(0x20, 0x7F) if c not in b'"\\')
 
 
 def add_parser(subparsers) -> None:
@@ -66,7 +68,7 @@ def _json_entries(paths: list[str], sizes: list[int]) -> str:
     path needs an escape (printable ASCII without quotes or backslashes: the names Hudi writes) the
     whole partition is one %-format in C; otherwise each path is escaped."""
     text = "".join(paths)
-    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+    if text.isascii() and not text.encode().translate(None, _PLAIN_ASCII):  # one C pass over bytes
         values = tuple(itertools.chain.from_iterable(zip(paths, sizes, strict=True)))
         return ", ".join(['{"path": "%s", "size": %d}'] * len(paths)) % values
     return ", ".join(map('{{"path": {}, "size": {}}}'.format, map(_JSON_STRING, paths), sizes))
