@@ -9,6 +9,7 @@ import sys
 
 from hudi_assets.cli import add_table_arguments, open_engine, open_table
 from hudi_assets.config_options import CLEAN_OPTIONS, settings_epilog
+from hudi_assets.engine import gc_paused
 from hudi_assets.exceptions import HudiInputError
 
 _JSON_STRING = json.encoder.encode_basestring_ascii  # a str as a JSON string literal, as json.dumps
@@ -121,13 +122,18 @@ def run(args: argparse.Namespace) -> int:
         report = validate_pending(table, config, pending)
         _print_violations(report)
         report.raise_if_unsafe(table.base_path)
-        plan, planner = plan_clean(table, config, engine, with_sizes=True)
-        sizes = planned_file_sizes(table, plan, planner)
-        instants = [p.instant.timestamp for p in pending]
-        if args.json:
-            _write_plan_json(plan, sizes, instants)
-        else:
-            _print_plan(plan, sizes, instants, args.list_files)
+        # Paused until the plan is printed and dropped: its file infos (a tuple per planned file, none
+        # cyclic) would otherwise be traversed by the collector once the planner resumes it (measured:
+        # 0.24 s of a 700,000-file plan), to no end in a process that exits after printing.
+        with gc_paused():
+            plan, planner = plan_clean(table, config, engine, with_sizes=True)
+            sizes = planned_file_sizes(table, plan, planner)
+            instants = [p.instant.timestamp for p in pending]
+            if args.json:
+                _write_plan_json(plan, sizes, instants)
+            else:
+                _print_plan(plan, sizes, instants, args.list_files)
+            del plan, planner, sizes
         return 0
 
     # One updating line on a terminal, plain lines in a log; called every few seconds
