@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 _ENTRY_NAME = operator.attrgetter("name")
 _ENTRY_IS_DIR = operator.methodcaller("is_dir", follow_symlinks=False)
 _ST_SIZE = operator.attrgetter("st_size")
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _PYARROW_SCHEMES = {"s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss"}
 S3_DELETE_BATCH = 1000  # the most keys one S3 DeleteObjects request takes
 
@@ -390,13 +391,22 @@ class Storage:
                                     [e.name for e in entries if e.is_dir],
                                     {e.name: e.size for e in entries if not e.is_dir})
         try:
-            with os.scandir(root) as it:
-                entries = list(it)
+            directory = os.open(root, os.O_RDONLY | _O_DIRECTORY)
         except (FileNotFoundError, NotADirectoryError):
-            entries = []
-        # Loops in C (map, compress) over the entries: this runs once per file of the table.
-        names = list(map(_ENTRY_NAME, entries))
-        is_dir = list(map(_ENTRY_IS_DIR, entries))
+            return DirectoryListing([], [])
+        # Loops in C (map, compress) over the entries: this runs once per file of the table. Scanned
+        # by descriptor, an entry's path is its name (no string joined per file), and `is_dir()`
+        # without a keyword is the cheaper call; it follows symlinks, so where one is listed the
+        # entries are asked again without following (a symlink lists as a file, as `lstat` sees it).
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+            names = list(map(_ENTRY_NAME, entries))
+            is_dir = list(map(os.DirEntry.is_dir, entries))
+            if any(is_dir) and any(map(os.DirEntry.is_symlink, entries)):
+                is_dir = list(map(_ENTRY_IS_DIR, entries))
+        finally:
+            os.close(directory)
         if any(is_dir):
             files = list(itertools.compress(names, map(operator.not_, is_dir)))
             dirs = list(itertools.compress(names, is_dir))
@@ -420,7 +430,7 @@ class Storage:
         if not self.is_local:
             return self.file_sizes(rel, names, self.list_directory(rel))
         try:
-            directory = os.open(self._abs(rel), os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            directory = os.open(self._abs(rel), os.O_RDONLY | _O_DIRECTORY)
         except (FileNotFoundError, NotADirectoryError):
             return [0] * len(names)
         stat = functools.partial(os.stat, dir_fd=directory, follow_symlinks=False)

@@ -130,6 +130,20 @@ def test_listings_refuse_names_that_are_not_utf8(storage, tmp_path):
     assert sorted(files) == ["déjà.parquet", "ok.parquet"] and dirs == []
 
 
+def test_a_listing_splits_files_from_directories_as_lstat_does(tmp_path):
+    """Symlinks list as files, whatever they point at; a directory gone or not one lists empty."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "f").write_bytes(b"1")
+    (tmp_path / "to_dir").symlink_to(tmp_path / "sub", target_is_directory=True)
+    (tmp_path / "to_file").symlink_to(tmp_path / "f")
+    (tmp_path / "broken").symlink_to(tmp_path / "nowhere")
+    storage = Storage(str(tmp_path))
+    listing = storage.list_directory()
+    assert sorted(listing.files) == ["broken", "f", "to_dir", "to_file"] and listing.dirs == ["sub"]
+    for gone in ("missing", "f"):
+        assert storage.list_directory(gone).files == storage.list_directory(gone).dirs == []
+
+
 # ----------------------------------------------------------------------------- symlinked base
 def test_paths_through_a_symlinked_base_are_inside(tmp_path):
     real = tmp_path / "real"

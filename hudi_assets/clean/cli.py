@@ -9,9 +9,12 @@ import sys
 
 from hudi_assets.cli import add_table_arguments, open_engine, open_table
 from hudi_assets.config_options import CLEAN_OPTIONS, settings_epilog
+from hudi_assets.engine import gc_paused
 from hudi_assets.exceptions import HudiInputError
 
 _JSON_STRING = json.encoder.encode_basestring_ascii  # a str as a JSON string literal, as json.dumps
+# The ASCII characters json.dumps writes as they are (printable, neither quote nor backslash).
+_PLAIN_ASCII = bytes(c for c in range(0x20, 0x7F) if c not in b'"\\')
 
 
 def add_parser(subparsers) -> None:
@@ -66,7 +69,7 @@ def _json_entries(paths: list[str], sizes: list[int]) -> str:
     path needs an escape (printable ASCII without quotes or backslashes: the names Hudi writes) the
     whole partition is one %-format in C; otherwise each path is escaped."""
     text = "".join(paths)
-    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+    if text.isascii() and not text.encode().translate(None, _PLAIN_ASCII):  # one C pass over bytes
         values = tuple(itertools.chain.from_iterable(zip(paths, sizes, strict=True)))
         return ", ".join(['{"path": "%s", "size": %d}'] * len(paths)) % values
     return ", ".join(map('{{"path": {}, "size": {}}}'.format, map(_JSON_STRING, paths), sizes))
@@ -119,13 +122,18 @@ def run(args: argparse.Namespace) -> int:
         report = validate_pending(table, config, pending)
         _print_violations(report)
         report.raise_if_unsafe(table.base_path)
-        plan, planner = plan_clean(table, config, engine, with_sizes=True)
-        sizes = planned_file_sizes(table, plan, planner)
-        instants = [p.instant.timestamp for p in pending]
-        if args.json:
-            _write_plan_json(plan, sizes, instants)
-        else:
-            _print_plan(plan, sizes, instants, args.list_files)
+        # Paused until the plan is printed and dropped: its file infos (a tuple per planned file, none
+        # cyclic) would otherwise be traversed by the collector once the planner resumes it (measured:
+        # 0.24 s of a 700,000-file plan), to no end in a process that exits after printing.
+        with gc_paused():
+            plan, planner = plan_clean(table, config, engine, with_sizes=True)
+            sizes = planned_file_sizes(table, plan, planner)
+            instants = [p.instant.timestamp for p in pending]
+            if args.json:
+                _write_plan_json(plan, sizes, instants)
+            else:
+                _print_plan(plan, sizes, instants, args.list_files)
+            del plan, planner, sizes
         return 0
 
     # One updating line on a terminal, plain lines in a log; called every few seconds

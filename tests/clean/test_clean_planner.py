@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import pickle
 from datetime import UTC, datetime
 
 import pytest
 from builders import base_file, log_file, ts
 
 from hudi_assets.clean import CleanConfig, CleanPlanner, clean_table, schedule_clean
-from hudi_assets.clean.planner import earliest_commit_to_retain, hours_cutoff
+from hudi_assets.clean.planner import PartitionDecision, earliest_commit_to_retain, hours_cutoff
 from hudi_assets.config import WriteConfig
 from hudi_assets.fsview import FileSystemView
 from hudi_assets.timeline.instant import State
@@ -362,3 +363,17 @@ def test_savepointed_timestamps_join_in_hash_set_order(builder):
     plan = _plan(b, {"hoodie.cleaner.commits.retained": "2"})
     # HoodieTable.getSavepointTimestamps is a HashSet: Java 17 iterates ts(3) before ts(0).
     assert plan.extra_metadata == {"savepointed_timestamps": f"{ts(3)},{ts(0)}"}
+
+
+@pytest.mark.parametrize("decision", [
+    PartitionDecision(P, False, ["a_1-0-1_001.parquet", ".a_001.log.1_1-0-1"], [7, 2**40]),
+    PartitionDecision(P, True, []),
+    PartitionDecision("", False, ["", "x"], None),
+    PartitionDecision(P, False, ["not/a/name", "y"], [1, 2]),  # a '/' in a name: pickled as it is
+])
+def test_a_decision_comes_back_from_a_worker_as_it_was_sent(decision):
+    """Workers send decisions compact (names joined, sizes as one array); the driver gets lists again."""
+    back = pickle.loads(pickle.dumps(decision, pickle.HIGHEST_PROTOCOL))
+    assert back == decision
+    assert all(type(name) is str for name in back.files)
+    assert back.file_sizes is None or all(type(size) is int for size in back.file_sizes)

@@ -77,7 +77,7 @@ def test_json_without_dry_run_is_bad_input(tmp_path, capsys):
 def test_json_text_is_what_json_dumps_writes_also_for_paths_that_need_escapes(tmp_path, capsys):
     """Paths Hudi writes go out in one format per partition, others escaped one by one: either way
     the text is `json.dumps` of the object it parses to, and the paths are the plan's."""
-    for name in ("plain", 'quote"and\\backslash-é'):
+    for name in ("plain", 'quote"and\\backslash-é', "tab\t", "del\x7f"):
         path = _table(tmp_path / name)
         raw = _dry_run(path, capsys, "--json")
         out = json.loads(raw)
