@@ -25,7 +25,7 @@ from hudi_assets.clean.plan import (
     serialize_clean_metadata,
 )
 from hudi_assets.clean.validation import ValidatedPlan
-from hudi_assets.engine import Engine, LocalEngine
+from hudi_assets.engine import Engine, LocalEngine, gc_paused
 from hudi_assets.exceptions import CleanAbortedError
 from hudi_assets.metadata.clean_records import clean_records
 from hudi_assets.metadata.writer import MetadataTableWriter
@@ -144,7 +144,14 @@ class CleanActionExecutor:
     def execute(self, instant: Instant, plan: CleanerPlan, validated: ValidatedPlan,
                 inflight_data: bytes | None = None) -> ExecutedClean:
         """Carry out one validated plan and write its completed instant. `inflight_data`: the plan as
-        the inflight state file holds it, when already encoded (else encoded here)."""
+        the inflight state file holds it, when already encoded (else encoded here). The cyclic
+        collector is paused throughout: it would rescan the decoded plan's objects while the rounds'
+        results and the metadata's lists accumulate, none of them cyclic."""
+        with gc_paused():
+            return self._execute(instant, plan, validated, inflight_data)
+
+    def _execute(self, instant: Instant, plan: CleanerPlan, validated: ValidatedPlan,
+                 inflight_data: bytes | None) -> ExecutedClean:
         storage = self.table.storage
         timeline = self.table.active_timeline
         self.check_no_newer_writes(plan, validated.files)
