@@ -96,6 +96,10 @@ def _delete_batch(storage: Storage, batch: Batch) -> tuple[int, dict[str, str]]:
     """One batch: how many of its files are gone (deleted, or already gone: a resumed clean) and
     those that could not be deleted, with why. All a clean records, and compact to send back from a
     worker process."""
+    if not storage.is_local:  # the batch as one request (S3's DeleteObjects), whatever its partitions
+        result = storage.delete_many(f"{partition}/{name}" if partition else name
+                                     for partition, names in batch for name in names)
+        return len(result.deleted) + len(result.missing), result.failed
     gone = 0
     failed: dict[str, str] = {}
     for partition, names in batch:
