@@ -35,6 +35,7 @@ Encoder = Callable[[Any, list[bytes]], None]
 # values of Hudi's records are among them, and a lookup costs a tenth of `encode_long`.
 _VARINTS = [bytes((2 * n,)) for n in range(64)] + \
     [bytes((2 * n & 0x7F | 0x80, n >> 6)) for n in range(64, 8192)]
+_VARINT_CHARS = [varint.decode("latin-1") for varint in _VARINTS]
 _END = _VARINTS[0]
 _UNION1_VARINTS = [b"\x02" + varint for varint in _VARINTS]  # after the index of `["null", T]`'s T
 _PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
@@ -75,11 +76,19 @@ def _bytes(value: Any, out: list[bytes]) -> None:
 
 def _strings(values: list | tuple) -> list[bytes]:
     """The encoding of each string of a non-empty array, length and UTF-8, as one list made by
-    C-level maps (no Python step per string: arrays of file names run to millions of strings)."""
+    C-level maps (no Python step per string: arrays of file names run to millions of strings).
+    ASCII strings shorter than 8192 characters come as one piece: their lengths' varints taken as
+    Latin-1 characters, joined with them and encoded at once (one part, not two per string, for
+    the caller's final join)."""
     try:
-        data = list(map(str.encode, values))
+        if "".join(values).isascii():
+            return ["".join(map(str.__add__, map(_VARINT_CHARS.__getitem__, map(len, values)), values)
+                            ).encode("latin-1")]
     except TypeError:  # not a str
         raise Mismatch from None
+    except IndexError:  # a string of 8192 characters or more
+        pass
+    data = list(map(str.encode, values))
     try:
         sizes = list(map(_VARINTS.__getitem__, map(len, data)))
     except IndexError:

@@ -25,7 +25,7 @@ from hudi_assets.clean.plan import (
     serialize_clean_metadata,
 )
 from hudi_assets.clean.validation import ValidatedPlan
-from hudi_assets.engine import Engine, LocalEngine
+from hudi_assets.engine import Engine, LocalEngine, gc_paused
 from hudi_assets.exceptions import CleanAbortedError
 from hudi_assets.metadata.clean_records import clean_records
 from hudi_assets.metadata.writer import MetadataTableWriter
@@ -69,12 +69,44 @@ class ExecutedClean:
     failed: tuple[str, ...]  # relative paths that could not be deleted
 
 
-def _delete_batch(storage: Storage, paths: list[str]) -> tuple[int, dict[str, str]]:
+Batch = list[tuple[str, list[str]]]  # (partition, file names) of `delete_batch` files in all
+
+
+def _batches(files: dict[str, list[str]], size: int) -> list[Batch]:
+    """The names per partition cut into batches of `size` files, a batch spanning partitions."""
+    batches: list[Batch] = []
+    current: Batch = []
+    room = size
+    for partition, names in files.items():
+        start = 0
+        while start < len(names):
+            part = names[start:start + room]
+            current.append((partition, part))
+            start += len(part)
+            room -= len(part)
+            if not room:
+                batches.append(current)
+                current, room = [], size
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _delete_batch(storage: Storage, batch: Batch) -> tuple[int, dict[str, str]]:
     """One batch: how many of its files are gone (deleted, or already gone: a resumed clean) and
     those that could not be deleted, with why. All a clean records, and compact to send back from a
     worker process."""
-    result = storage.delete_many(paths)
-    return len(result.deleted) + len(result.missing), result.failed
+    if not storage.is_local:  # the batch as one request (S3's DeleteObjects), whatever its partitions
+        result = storage.delete_many(f"{partition}/{name}" if partition else name
+                                     for partition, names in batch for name in names)
+        return len(result.deleted) + len(result.missing), result.failed
+    gone = 0
+    failed: dict[str, str] = {}
+    for partition, names in batch:
+        result = storage.delete_in(partition, names)
+        gone += len(result.deleted) + len(result.missing)
+        failed.update(result.failed)
+    return gone, failed
 
 
 class CleanActionExecutor:
@@ -89,8 +121,9 @@ class CleanActionExecutor:
         self.progress = progress
         self.hooks = hooks or CleanHooks()
 
-    def check_no_newer_writes(self, plan: CleanerPlan, planned: list[str]) -> None:
-        """Defence in depth: a commit completed after planning must not have written a planned file."""
+    def check_no_newer_writes(self, plan: CleanerPlan, files: dict[str, list[str]]) -> None:
+        """Defence in depth: a commit completed after planning must not have written a planned file
+        (`files`: names per partition)."""
         timeline = self.table.reload_timeline()
         since = plan.last_completed_commit_timestamp
         planned_set: set[str] | None = None  # made only when there is a newer commit to compare
@@ -98,7 +131,8 @@ class CleanActionExecutor:
             if instant.timestamp <= since:
                 continue
             if planned_set is None:
-                planned_set = set(planned)
+                planned_set = {f"{partition}/{name}" if partition else name
+                               for partition, names in files.items() for name in names}
             commit = metadata.commit_metadata(timeline, instant.with_state(State.COMPLETED))
             touched = set(commit.written_paths)
             for stat in commit.write_stats:
@@ -114,18 +148,24 @@ class CleanActionExecutor:
     def execute(self, instant: Instant, plan: CleanerPlan, validated: ValidatedPlan,
                 inflight_data: bytes | None = None) -> ExecutedClean:
         """Carry out one validated plan and write its completed instant. `inflight_data`: the plan as
-        the inflight state file holds it, when already encoded (else encoded here)."""
+        the inflight state file holds it, when already encoded (else encoded here). The cyclic
+        collector is paused throughout: it would rescan the decoded plan's objects while the rounds'
+        results and the metadata's lists accumulate, none of them cyclic."""
+        with gc_paused():
+            return self._execute(instant, plan, validated, inflight_data)
+
+    def _execute(self, instant: Instant, plan: CleanerPlan, validated: ValidatedPlan,
+                 inflight_data: bytes | None) -> ExecutedClean:
         storage = self.table.storage
         timeline = self.table.active_timeline
-        planned = [rel for rels in validated.files.values() for rel in rels]
-        self.check_no_newer_writes(plan, planned)
+        self.check_no_newer_writes(plan, validated.files)
         started = time.monotonic()
         if instant.is_requested:
             inflight = instant.with_state(State.INFLIGHT)
             data = plan.serialize() if inflight_data is None else inflight_data
             storage.create_if_absent(timeline.state_file_path(inflight), data)
         self.hooks.reached("inflight")
-        failed = self._delete_files(planned)
+        failed = self._delete_files(validated.files)
         if validated.companions:
             storage.delete_many(validated.companions)  # Hadoop's checksums go with their files
         partitions_deleted = 0
@@ -137,16 +177,17 @@ class CleanActionExecutor:
                 log.warning("could not delete partition %s: %s", partition, exc)
         self.hooks.reached("partitions")
         stats = []
-        for partition, rels in validated.files.items():
+        for partition, names in validated.files.items():
             stat = PartitionCleanStat(partition, self.config.policy,
                                       is_partition_deleted=partition in validated.partitions_to_delete)
-            names = [rel.rpartition("/")[2] for rel in rels]
             stat.delete_path_patterns = names
             if not failed:
                 stat.success_delete_files = list(names)
             else:
-                for rel, name in zip(rels, names, strict=True):
-                    (stat.failed_delete_files if rel in failed else stat.success_delete_files).append(name)
+                prefix = f"{partition}/" if partition else ""
+                for name in names:
+                    (stat.failed_delete_files if prefix + name in failed else stat.success_delete_files
+                     ).append(name)
             stats.append(stat)
         taken = int((time.monotonic() - started) * 1000)
         record = clean_metadata_record(instant.timestamp, taken, plan, stats)
@@ -167,7 +208,7 @@ class CleanActionExecutor:
         writer = MetadataTableWriter(self.table, reached=self.hooks.reached)
         writer.commit(instant_time, clean_records(self.table, record, instant_time))
 
-    def _delete_files(self, rels: list[str]) -> dict[str, str]:
+    def _delete_files(self, files: dict[str, list[str]]) -> dict[str, str]:
         """Deletes on the engine, in rounds; returns the files that could not be deleted, with why. A
         file already gone counts as deleted (a resumed clean); one that could not be deleted and is
         still there is reported as failed, and the clean completes (Hudi records it in
@@ -175,26 +216,26 @@ class CleanActionExecutor:
         first and the last round; the hooks see every round."""
         storage = self.table.storage
         failed: dict[str, str] = {}
-        batch = max(1, self.hooks.delete_batch)
-        batches = [rels[i:i + batch] for i in range(0, len(rels), batch)]
+        batches = _batches(files, max(1, self.hooks.delete_batch))
+        total = sum(map(len, files.values()))
         done = 0
         reported = time.monotonic()
         if self.progress:
-            self.progress(0, len(rels))
+            self.progress(0, total)
         for parts in self._delete_rounds(batches):
             for count, failures in parts:
                 done += count + len(failures)
                 failed.update(failures)
-            if self.progress and (done == len(rels) or
+            if self.progress and (done == total or
                                   time.monotonic() - reported >= self.hooks.progress_interval):
                 reported = time.monotonic()
-                self.progress(done, len(rels))
+                self.progress(done, total)
             self.hooks.reached("deletes", done)
         for rel, why in failed.items():
             log.warning("could not delete %s: %s", storage.uri(rel), why)
         return failed
 
-    def _delete_rounds(self, batches: list[list[str]]) -> Iterator[list[tuple[int, dict[str, str]]]]:
+    def _delete_rounds(self, batches: list[Batch]) -> Iterator[list[tuple[int, dict[str, str]]]]:
         """The results of each round of batches, in order. On the local engine over a local file
         system the unlinks run in forked workers, a batch per round (threads would take turns holding
         the GIL between syscalls). A batch a dead worker leaves is deleted again here, which gives
@@ -208,4 +249,4 @@ class CleanActionExecutor:
         per_round = max(1, min(self.config.parallelism, 64))
         for start in range(0, len(batches), per_round):
             chunk = batches[start:start + per_round]
-            yield self.engine.map(lambda paths: _delete_batch(storage, paths), chunk, len(chunk))
+            yield self.engine.map(lambda batch: _delete_batch(storage, batch), chunk, len(chunk))

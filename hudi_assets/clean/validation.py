@@ -70,11 +70,13 @@ class PlanViolation:
 
 @dataclass(slots=True)
 class ValidatedPlan:
-    """A plan that passed: the paths (relative to the base) the executor may delete, with the Hadoop
-    `.crc` companions that exist beside them, and the partition directories it may remove."""
+    """A plan that passed: the files the executor may delete, by name per partition (what the clean
+    metadata records and what a delete relative to the partition's directory takes), with the Hadoop
+    `.crc` companions that exist beside them (relative paths), and the partition directories it may
+    remove."""
 
     instant: str
-    files: dict[str, list[str]] = field(default_factory=dict)  # partition -> relative paths
+    files: dict[str, list[str]] = field(default_factory=dict)  # partition -> file names
     companions: list[str] = field(default_factory=list)
     partitions_to_delete: list[str] = field(default_factory=list)
 
@@ -220,8 +222,8 @@ class PlanValidator:
                                  planned, self.config.parallelism, meanwhile)
         checked = dict(zip(planned, verdicts, strict=True))
         for partition in entries:
-            rels, companions, found = checked.get(partition, ([], [], []))
-            validated.files[partition] = rels
+            names, companions, found = checked.get(partition, ([], [], []))
+            validated.files[partition] = names
             validated.companions.extend(companions)
             problems.extend(found)
         if self.table.config.is_partitioned:  # Hudi ignores partitionsToBeDeleted otherwise
@@ -235,8 +237,9 @@ class PlanValidator:
 
     def _check_partition(self, partition: str, infos: list[CleanFileInfo], ectr: str | None
                          ) -> tuple[list[str], list[str], list[tuple[str, str]]]:
-        """One planned partition, listed once: (relative paths that may go, their `.crc` companions,
-        problems). Runs in a forked worker on a local file system, so it returns only strings."""
+        """One planned partition, listed once: (names of the files that may go, their `.crc` companions
+        as relative paths, problems). Runs in a forked worker on a local file system, so it returns
+        only strings."""
         if why := self._directory_problem(partition):
             return [], [], [(infos[0].file_path, f"its partition {partition!r}: {why}")]
         # Not kept for later (as `_partition` keeps those of partitions to delete): a worker checks
@@ -245,7 +248,7 @@ class PlanValidator:
         rel_prefix = f"{partition}/" if partition else ""
         prefix = self._plain_prefix(partition, rel_prefix)
         cut = len(prefix or "")
-        rels: list[str] = []
+        names: list[str] = []
         companions: list[str] = []
         problems: list[tuple[str, str]] = []
         for info in infos:
@@ -266,10 +269,10 @@ class PlanValidator:
             if why := self._file_problem(partition, name, listed, ectr):
                 problems.append((path, why))
                 continue
-            rels.append(rel_prefix + name)
+            names.append(name)
             if listed.has_checksums and f".{name}.crc" in listed.key_of:
                 companions.append(f"{rel_prefix}.{name}.crc")
-        return rels, companions, problems
+        return names, companions, problems
 
     def _plain_prefix(self, partition: str, rel_prefix: str) -> str | None:
         """`<base uri>/<partition>/`, the spelling a plan records its paths in, when a plain file name

@@ -87,6 +87,8 @@ TREE = {"type": "record", "name": "Tree", "fields": [
     (TREE, {"c": [{"c": []}, {"c": [{"c": [], "t": True}]}], "t": None}),
     ({"type": "map", "values": TREE}, {"x": {"c": []}, "y": {"c": [{"c": []}], "t": False}}),
     ({"type": "array", "items": "string"}, ["a" * n for n in (0, 63, 64, 8191, 8192, 20000)] + ["é"]),
+    ({"type": "array", "items": "string"}, ["a" * n for n in (0, 1, 63, 64, 127, 128, 8191)]),
+    ({"type": "array", "items": "string"}, ["b" * n for n in (5, 8192)]),
     ({"type": "array", "items": ["null", "long"]}, [None, 0, 8191, 8192, -1, 2**63 - 1]),
     ({"type": "record", "name": "Empty", "fields": []}, {}),
 ])
