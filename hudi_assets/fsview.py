@@ -255,8 +255,8 @@ def data_file_key(name: str, base_extension: str) -> tuple[str, str] | None:
     if name.startswith("."):
         if name.endswith(".crc"):
             return None
-        log = LogFileName.parse(name)
-        return (log.file_id, log.base_instant) if log is not None and log.extension == "log" else None
+        log = LogFile.parse(name)
+        return (log.file_id, log.base_instant) if log is not None else None
     if not name.endswith(base_extension):
         return None
     file_id, _, rest = name.partition("_")

@@ -552,7 +552,7 @@ class Storage:
         if not self.is_local:
             return self.delete_many(prefix + name for name in names)
         try:
-            fd = os.open(self._abs(directory), os.O_RDONLY | os.O_DIRECTORY)
+            fd = os.open(self._abs(directory), os.O_RDONLY | _O_DIRECTORY)
         except OSError:  # gone, or not a directory: each file takes `delete_many`'s own course
             return self.delete_many(prefix + name for name in names)
         result = DeleteResult()

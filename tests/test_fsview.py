@@ -9,7 +9,14 @@ from refdata import params_or_skip, table_zips
 from hudi_assets.avro import serialize_metadata
 from hudi_assets.demo import generate_table
 from hudi_assets.engine import LocalEngine
-from hudi_assets.fsview import FileSystemView, build_file_groups, parse_base_file_name
+from hudi_assets.fsview import (
+    FileSystemView,
+    NameSearch,
+    build_file_groups,
+    data_file_key,
+    file_group_instants,
+    parse_base_file_name,
+)
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import write_table_config
@@ -153,3 +160,36 @@ def test_pending_clustering_groups_come_from_the_requested_plan(tmp_path):
     view = FileSystemView(HoodieTable(table.base_path))
     assert view.pending_clustering_file_groups == {("p", "f1-0"): "002"}
     assert view.pending_plan_files == {"f1-0_0-1-1_001.parquet"}
+
+
+# The clean's re-validation groups listed names with `data_file_key` / `file_group_instants` (no
+# object per slice); the planner with `build_file_groups`. Both must take the same names as data
+# files, or a plan and its check would see different slices.
+MIXED_NAMES = [
+    "f1_0-1-0_20240101000000000.parquet", "f1_0-1-0_20240102000000000.parquet",
+    ".f1_20240102000000000.log.1_0-1-0", ".f1_20240102000000000.log.2_1-0-1",
+    ".f2_20240103000000000.log.1_0-1-0",  # a group of log files only
+    ".f1_0-1-0_20240101000000000.parquet.crc",  # Hadoop checksum
+    ".f3_20240103000000000.cdc.1_0-1-0",  # a log-shaped name of another extension
+    "f4_0-1-0_20240101000000000.orc",  # another base format
+    "nounderscore.parquet", "f5_0-1-0_.parquet",  # base-shaped names without an instant
+    ".hoodie_partition_metadata", ".hidden", "README",
+]
+
+
+def test_data_file_keys_group_as_build_file_groups_does():
+    grouped = build_file_groups("p", MIXED_NAMES, ".parquet")
+    keys = [data_file_key(name, ".parquet") for name in MIXED_NAMES]
+    assert file_group_instants(keys) == {fid: set(g.slices) for fid, g in grouped.items()}
+    assert file_group_instants(keys) == {"f1": {"20240101000000000", "20240102000000000"},
+                                         "f2": {"20240103000000000"}}
+
+
+def test_name_search_answers_as_a_loop_over_the_names():
+    names = [".hoodie_partition_metadata.parquet", "a.parquet", ".a.parquet.crc"]
+    search = NameSearch(names)
+    for text in (".hoodie_partition_metadata", "a.", ".a", "b", "parquet", ""):
+        assert search.any_starts_with(text) == any(n.startswith(text) for n in names)
+    for text in (".crc", ".parquet", "crc.", "a", ".log", ""):
+        assert search.any_ends_with(text) == any(n.endswith(text) for n in names)
+    assert not NameSearch([]).any_ends_with(".crc")
