@@ -42,6 +42,7 @@ _EXPORTS = {
     "CleanAbortedError": "hudi_assets.exceptions",
     "TableBusyError": "hudi_assets.exceptions",
     "DeleteFailedError": "hudi_assets.exceptions",
+    "MissingExtraError": "hudi_assets.exceptions",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from hudi_assets.config import WriteConfig, parse_overrides
-from hudi_assets.engine import Engine, create_engine
+from hudi_assets.engine import DEFAULT_ENGINE, ENGINES, Engine, create_engine
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
 from hudi_assets.table import HoodieTable
 
@@ -49,8 +49,9 @@ def add_table_arguments(parser: argparse.ArgumentParser, config: bool = False, e
         parser.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
                             help="a hoodie.* setting; repeat once per key (overrides --props)")
     if engine:
-        parser.add_argument("--engine", choices=("spark", "local"), default="spark",
-                            help="where per-partition and per-file work runs (default: spark)")
+        parser.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE,
+                            help="where per-partition and per-file work runs (default: spark where "
+                                 "pyspark is installed, else local; here: %(default)s)")
         parser.add_argument("--spark-master", metavar="URL",
                             help="Spark master (default: spark.master from config, else local[*])")
         parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",

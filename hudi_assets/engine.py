@@ -20,12 +20,15 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 
+from hudi_assets.extras import installed, require
+
 T = TypeVar("T")
 R = TypeVar("R")
 
 DEFAULT_SPARK_MASTER = "local[*]"
-# One default for every face (library, CLI, Dagster registry): Spark, embedded as local[*].
-DEFAULT_ENGINE = "spark"
+# One default for every face (library, CLI, Dagster registry): Spark, embedded as local[*], where
+# pyspark is installed (the `spark` extra), else the local engine.
+DEFAULT_ENGINE = "spark" if installed("pyspark") else "local"
 ENGINES = ("spark", "local")
 
 
@@ -251,6 +254,8 @@ class SparkEngine:
     tasks of nothing 5.4 s, 20 tasks 0.6 s); results come back in input order either way."""
 
     def __init__(self, session=None, master: str | None = None, conf: Mapping[str, str] | None = None):
+        if session is None:
+            require("pyspark", "spark", "the Spark engine")
         self._session = session
         self._master = master
         self._conf = dict(conf or {})
@@ -285,7 +290,8 @@ class SparkEngine:
 
 def create_engine(kind: str = DEFAULT_ENGINE, master: str | None = None,
                   conf: Mapping[str, str] | None = None) -> Engine:
-    """`spark` (the default: `local[*]` unless a master is given) or `local` (threads and processes)."""
+    """`spark` (`local[*]` unless a master is given; the default where pyspark is installed) or `local`
+    (threads and processes)."""
     if kind == "local":
         return LocalEngine()
     if kind == "spark":

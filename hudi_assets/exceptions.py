@@ -80,3 +80,8 @@ class DeleteFailedError(HudiAssetsError):
     def __init__(self, message: str, paths: list[str]):
         super().__init__(message)
         self.paths = paths
+
+
+class MissingExtraError(HudiInputError, ImportError):
+    """A feature needs an optional dependency that is not installed; the message names the extra
+    that brings it. Raised before anything is written, so it is input (exit 2) and an ImportError."""

@@ -5,7 +5,8 @@ Why not pass the text through: pyarrow takes any non-empty string as true, so `a
 would connect anonymously; a number given as text and an unknown key raise a bare TypeError.
 
 Batch deletes: pyarrow's S3 filesystem deletes one object per request, so S3 deletes go through
-boto3's DeleteObjects (`s3_batch_client`) with a client built from the same options.
+boto3's DeleteObjects (`s3_batch_client`) with a client built from the same options, where boto3 is
+installed (the `s3` extra; without it deletes stay pyarrow's, with a warning naming the extra).
 
 Time limits: pyarrow's S3 client gives up on an unreachable endpoint after its 3 attempts (measured
 with pyarrow 26: refused connection ~4 s, silent server or dropped packets ~12 s), so it keeps its
@@ -15,14 +16,18 @@ defaults. Its GCS client retries for 15 minutes, so GCS gets `GCS_RETRY_LIMIT_S`
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from hudi_assets.exceptions import InvalidConfigError
+from hudi_assets.extras import installed, missing_extra
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
+
+log = logging.getLogger(__name__)
 
 GCS_RETRY_LIMIT_S = 15.0
 
@@ -107,9 +112,14 @@ _ROLE = {"role_arn", "session_name", "external_id", "load_frequency"}
 def s3_batch_client(options: Mapping[str, Any]) -> Any | None:
     """A boto3 S3 client that reaches the store `s3_options(options)` reaches, with the same
     credentials, endpoint, time limits, retries, TLS and proxy; None with a role to assume, where
-    deletes stay pyarrow's. Without options both fall back on the AWS default chain alike."""
+    deletes stay pyarrow's, as they do without boto3. Without options both fall back on the AWS default
+    chain alike."""
     typed = s3_options(options)
     if _ROLE.intersection(typed):
+        return None
+    if not installed("boto3"):
+        log.warning("%s; deleting one object per request",
+                    missing_extra("boto3", "s3", "S3 deletes in batches of 1,000 keys"))
         return None
     import boto3
     from botocore import UNSIGNED

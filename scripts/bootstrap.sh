@@ -1,4 +1,4 @@
-# Sourced by the other scripts: install uv (from PyPI) and the locked environment into .venv.
+# Sourced by the other scripts: install uv (from PyPI) and the locked environment, all extras, into .venv.
 # Needs only Python 3.11 on PATH; every later run is a no-op check (<1 s).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,5 +15,5 @@ else
   fi
   UV="$ROOT/.tools/uv/bin/uv"
 fi
-"$UV" sync --frozen --quiet
+"$UV" sync --frozen --all-extras --quiet  # every extra: the demo and the tests use them all
 export PATH="$ROOT/.venv/bin:$PATH"

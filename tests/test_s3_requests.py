@@ -20,7 +20,7 @@ from hudi_assets.storage import S3_DELETE_BATCH, Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 
-pytestmark = pytest.mark.s3
+pytestmark = [pytest.mark.s3, pytest.mark.large]
 # 881 to 997 objects a partition (up to 9 slices of 110 file groups, the metafile), 98,999 in all:
 # 100 x 1,000 files, each partition one LIST page (S3 returns up to 1,000 keys a page).
 PARTITIONS, GROUPS, COMMITS = 100, 110, 9

@@ -10,7 +10,14 @@ from pydantic import Field
 
 from hudi_assets.config import WriteConfig
 from hudi_assets.discovery import discover_tables
-from hudi_assets.engine import Engine, LocalEngine, SparkEngine, spark_settings, use_this_python
+from hudi_assets.engine import (
+    DEFAULT_ENGINE,
+    Engine,
+    LocalEngine,
+    SparkEngine,
+    spark_settings,
+    use_this_python,
+)
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.table import HoodieTable
 
@@ -40,7 +47,7 @@ class HudiTableRegistry(dg.ConfigurableResource):
         description="Per-table hoodie.* settings by table key (the base path's last folder); these win.",
     )
     engine: str = Field(
-        default="spark",
+        default=DEFAULT_ENGINE,
         description="Where per-partition and per-file work runs: 'spark' (the spark resource) or 'local' "
                     "(a thread pool, for small tables).",
     )

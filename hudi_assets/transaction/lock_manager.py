@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from hudi_assets import config_options as opt
 from hudi_assets.config import WriteConfig
 from hudi_assets.exceptions import HudiAssetsError, InvalidConfigError, TableBusyError
+from hudi_assets.extras import require
 from hudi_assets.lock import TableLock
 from hudi_assets.table import HoodieTable
 from hudi_assets.transaction.lock_provider import HeldLock, LockProvider, LockProviderError
@@ -63,10 +64,12 @@ def lock_provider(table: HoodieTable, operation: str) -> LockProvider | None:
 
         return FileSystemBasedLockProvider.from_config(table, operation)
     if name == ZOOKEEPER_PROVIDER:
+        require("kazoo", "zookeeper", name)
         from hudi_assets.transaction.zookeeper import ZookeeperBasedLockProvider
 
         return ZookeeperBasedLockProvider.from_config(table, operation)
     if name == DYNAMODB_PROVIDER:
+        require("boto3", "dynamodb", name)
         from hudi_assets.transaction.dynamodb import DynamoDBBasedLockProvider
 
         return DynamoDBBasedLockProvider.from_config(table, operation)
