@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from hudi_assets.config import WriteConfig, parse_overrides
+from hudi_assets.config import CLI_NAMES, WriteConfig, parse_overrides
 from hudi_assets.engine import Engine, create_engine
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
 from hudi_assets.table import HoodieTable
@@ -62,7 +62,7 @@ def open_table(args: argparse.Namespace) -> HoodieTable:
     provider is chosen)."""
     return HoodieTable(args.path, _storage_options(args.storage_option),
                        hoodie_conf=parse_overrides(getattr(args, "hoodie_conf", [])),
-                       props_file=getattr(args, "props", None))
+                       props_file=getattr(args, "props", None), conf_names=CLI_NAMES)
 
 
 def open_engine(args: argparse.Namespace, config: WriteConfig) -> Engine:
