@@ -42,6 +42,9 @@ _EXPORTS = {
     "CleanAbortedError": "hudi_assets.exceptions",
     "TableBusyError": "hudi_assets.exceptions",
     "DeleteFailedError": "hudi_assets.exceptions",
+    "Finding": "hudi_assets.findings",
+    "Severity": "hudi_assets.findings",
+    "SettingsRefusedError": "hudi_assets.findings",
 }
 
 __all__ = ["__version__", *_EXPORTS]

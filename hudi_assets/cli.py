@@ -65,6 +65,25 @@ def open_table(args: argparse.Namespace) -> HoodieTable:
                        props_file=getattr(args, "props", None), conf_names=CLI_NAMES)
 
 
+def add_strict_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse (exit 2) on a warning about the settings too, not only on an error")
+
+
+def check_settings(table: HoodieTable, strict: bool = False) -> None:
+    """Print the findings on the table's settings, each a line; an ERROR (any finding with --strict)
+    refuses with exit 2 before anything but hoodie.properties is read."""
+    from hudi_assets.config_options import check
+    from hudi_assets.findings import raise_if_refused, refused
+
+    findings = check(table.write_config)
+    refusing = refused(findings, strict)
+    for finding in findings:
+        if finding not in refusing:
+            print(f"hudi-assets: warning: {finding.message}", file=sys.stderr)
+    raise_if_refused(refusing, strict, "--strict")
+
+
 def open_engine(args: argparse.Namespace, config: WriteConfig) -> Engine:
     spark_conf = {k: v for k, v in config.props.items() if k.startswith("spark.")}
     spark_conf.update(parse_overrides(args.spark_conf))

@@ -288,6 +288,11 @@ class WriteConfig:
         found = self._find(option)
         return found[1] if found is not None else _as_text(self._unset(option)[0])
 
+    def name(self, option: ConfigOption) -> str:
+        """The name the option is set under (its key when unset)."""
+        found = self._find(option)
+        return found[0] if found is not None else option.key
+
     def describe(self, option: ConfigOption) -> str:
         """`name=value (from source)` for messages: the name as set, else the key, `inferred` or `default`."""
         found = self._find(option)

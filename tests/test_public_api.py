@@ -16,7 +16,7 @@ PUBLIC = {
     "ValidationReport", "PlanViolation", "ArchiveResult", "ArchiveSelection", "Engine", "LocalEngine",
     "SparkEngine", "HudiAssetsError", "HudiInputError", "TableNotFoundError", "UnsupportedTableError",
     "CorruptFileError", "InvalidConfigError", "PathOutsideTableError", "UnsafePlanError",
-    "CleanAbortedError", "TableBusyError", "DeleteFailedError",
+    "CleanAbortedError", "TableBusyError", "DeleteFailedError", "Finding", "Severity", "SettingsRefusedError",
 }
 
 
