@@ -43,6 +43,9 @@ _EXPORTS = {
     "TableBusyError": "hudi_assets.exceptions",
     "DeleteFailedError": "hudi_assets.exceptions",
     "MissingExtraError": "hudi_assets.exceptions",
+    "Finding": "hudi_assets.findings",
+    "Severity": "hudi_assets.findings",
+    "SettingsRefusedError": "hudi_assets.findings",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from hudi_assets.config import WriteConfig, parse_overrides
+from hudi_assets.config import CLI_NAMES, WriteConfig, parse_overrides
 from hudi_assets.engine import DEFAULT_ENGINE, ENGINES, Engine, create_engine
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
 from hudi_assets.table import HoodieTable
@@ -63,7 +63,26 @@ def open_table(args: argparse.Namespace) -> HoodieTable:
     provider is chosen)."""
     return HoodieTable(args.path, _storage_options(args.storage_option),
                        hoodie_conf=parse_overrides(getattr(args, "hoodie_conf", [])),
-                       props_file=getattr(args, "props", None))
+                       props_file=getattr(args, "props", None), conf_names=CLI_NAMES)
+
+
+def add_strict_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse (exit 2) on a warning about the settings too, not only on an error")
+
+
+def check_settings(table: HoodieTable, strict: bool = False) -> None:
+    """Print the findings on the table's settings, each a line; an ERROR (any finding with --strict)
+    refuses with exit 2 before anything but hoodie.properties is read."""
+    from hudi_assets.config_options import check
+    from hudi_assets.findings import raise_if_refused, refused
+
+    findings = check(table.write_config)
+    refusing = refused(findings, strict)
+    for finding in findings:
+        if finding not in refusing:
+            print(f"hudi-assets: warning: {finding.message}", file=sys.stderr)
+    raise_if_refused(refusing, strict, "--strict")
 
 
 def open_engine(args: argparse.Namespace, config: WriteConfig) -> Engine:

@@ -5,12 +5,19 @@ Sources, lowest precedence first: the table's `hoodie.properties`, a properties 
 (Hudi's `ConfigProperty`: key, 1.x alternative names, default or inference, doc) declared once in
 `hudi_assets.config_options`; `WriteConfig.get(option)` applies the alternatives, parses and checks the
 value, and raises one clear `InvalidConfigError` naming the key, the bad value and where it came from.
+
+Each source is read as the user meant it: a props file's byte order mark is dropped (with a warning), a
+key that differs from a declared name only by invisible characters is refused, and so are two names of
+one setting given different values in one source; a later source sets every name of a setting.
 """
 
 from __future__ import annotations
 
+import importlib
+import logging
 import re
 import textwrap
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,11 +26,30 @@ from typing import Generic, TypeVar
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.properties import parse_properties
 
+log = logging.getLogger(__name__)
+
 TABLE_SOURCE = "hoodie.properties"
 OVERRIDE_SOURCE = "--hoodie-conf"
+UTF8_BOM = b"\xef\xbb\xbf"
+# Unicode categories no one sees in a key: controls, format characters (zero-width spaces and joiners,
+# the BOM), and space, line and paragraph separators (non-breaking spaces among them).
+_INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
 
 T = TypeVar("T")
 _INTEGER = re.compile(r"[+-]?\d+")
+_DECLARED: dict[str, ConfigOption] = {}  # every key and alternative name -> its option
+
+
+@dataclass(frozen=True)
+class SettingNames:
+    """What a face calls the user's two sources of settings, for messages."""
+
+    props_file: str
+    overrides: str
+
+
+CLI_NAMES = SettingNames("--props", OVERRIDE_SOURCE)
+API_NAMES = SettingNames("props_file", "hoodie_conf")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,6 +62,11 @@ class ConfigOption(Generic[T]):
     doc: str
     alternatives: tuple[str, ...] = ()
     infer: Callable[[WriteConfig], T | None] | None = None
+
+    def __post_init__(self) -> None:
+        for name in self.names:
+            if _DECLARED.setdefault(name, self) is not self:
+                raise ValueError(f"{name} is declared twice")
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -124,12 +155,78 @@ def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:
     return result
 
 
-def read_props_file(path: str) -> dict[str, str]:
+def read_props_file(path: str, name: str = CLI_NAMES.props_file) -> dict[str, str]:
+    """The file's settings. UTF-8, as Hudi's `DFSPropertiesConfiguration` reads `--props`; a leading
+    byte order mark is dropped with a warning (Java would keep it in the first key, which no one means)."""
     try:
-        text = Path(path).read_text(encoding="latin-1")
+        data = Path(path).read_bytes()
     except OSError as exc:
-        raise InvalidConfigError(f"--props {path}: cannot be read ({exc.strerror or exc})") from exc
-    return parse_properties(text)
+        raise InvalidConfigError(f"{name} {path}: cannot be read ({exc.strerror or exc})") from exc
+    if data.startswith(UTF8_BOM):
+        log.warning("%s %s: starts with a UTF-8 byte order mark; ignored", name, path)
+        data = data[len(UTF8_BOM):]
+    try:
+        return parse_properties(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InvalidConfigError(f"{name} {path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def conf_text(values: Mapping[object, object], name: str) -> dict[str, str]:
+    """Settings given as Python values, as text: str as is, int and float as written, bool as Java's
+    `true`/`false`; anything else (None among them) is refused naming the key."""
+    result: dict[str, str] = {}
+    for key, value in values.items():
+        if not isinstance(key, str):
+            raise InvalidConfigError(f"{name}: key {key!r} is not text")
+        if not isinstance(value, str | int | float):  # bool is an int
+            raise InvalidConfigError(f"{name}[{key!r}]={value!r}: expected text, a number or true/false")
+        result[key] = _as_text(value)
+    return result
+
+
+def declared() -> Mapping[str, ConfigOption]:
+    """Every declared name -> its option. The registry module declares them; it is imported here so that
+    settings read before any service looked at them are checked against every name."""
+    importlib.import_module("hudi_assets.config_options")
+    return _DECLARED
+
+
+def _invisible(ch: str) -> bool:
+    return unicodedata.category(ch) in _INVISIBLE
+
+
+def _describe_invisible(key: str) -> str:
+    return ", ".join(dict.fromkeys(f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}"
+                                   for c in key if _invisible(c)))
+
+
+def check_source(values: Mapping[str, str], source: str) -> None:
+    """Refuse what one source says that the user cannot have meant: an undeclared key that is a declared
+    name but for invisible characters, or two names of one setting with different values."""
+    names = declared()
+    for key in values:
+        if key in names:
+            continue
+        visible = "".join(c for c in key if not _invisible(c))
+        if visible in names:
+            raise InvalidConfigError(f"{source}: key {key!r} is not a setting: it is {visible} with "
+                                     f"invisible characters ({_describe_invisible(key)}); retype the key")
+    seen: dict[str, str] = {}  # option key -> the first of its names the source sets
+    for key, text in values.items():
+        option = names.get(key)
+        if option is None:
+            continue
+        first = seen.setdefault(option.key, key)
+        if first != key and not _same_value(option, values[first], text):
+            raise InvalidConfigError(f"{source}: {first}={values[first]} and {key}={text} set one setting "
+                                     "to different values; keep one of them")
+
+
+def _same_value(option: ConfigOption, a: str, b: str) -> bool:
+    try:
+        return option.parse(a) == option.parse(b)
+    except ValueError:
+        return a.strip() == b.strip()
 
 
 @dataclass
@@ -141,16 +238,29 @@ class WriteConfig:
 
     @classmethod
     def load(cls, table_props: Mapping[str, str] | None = None, props_file: str | None = None,
-             overrides: Sequence[str] | Mapping[str, str] = ()) -> WriteConfig:
+             overrides: Sequence[str] | Mapping[str, object] = (), *,
+             names: SettingNames = CLI_NAMES) -> WriteConfig:
+        """`overrides` as `key=value` strings (the command line) or a mapping of Python values (the API);
+        `names` says what the face calls the sources in messages."""
         config = cls()
         config.update(table_props or {}, TABLE_SOURCE)
         if props_file:
-            config.update(read_props_file(props_file), f"--props {props_file}")
-        config.update(overrides if isinstance(overrides, Mapping) else parse_overrides(overrides),
-                      OVERRIDE_SOURCE)
+            config.update(read_props_file(props_file, names.props_file), f"{names.props_file} {props_file}")
+        values = conf_text(overrides, names.overrides) if isinstance(overrides, Mapping) else \
+            parse_overrides(overrides)
+        config.update(values, names.overrides)
         return config
 
     def update(self, values: Mapping[str, str], source: str) -> None:
+        """Apply one source over the earlier ones: a setting it names, by any of its names, is its."""
+        check_source(values, source)
+        names = declared()
+        for key in values:
+            option = names.get(key)
+            for other in option.names if option is not None else ():
+                if other not in values:
+                    self.props.pop(other, None)
+                    self.sources.pop(other, None)
         for key, value in values.items():
             self.props[key] = value
             self.sources[key] = source
@@ -177,6 +287,11 @@ class WriteConfig:
         """The option's value as written, unparsed (inferred or default when unset)."""
         found = self._find(option)
         return found[1] if found is not None else _as_text(self._unset(option)[0])
+
+    def name(self, option: ConfigOption) -> str:
+        """The name the option is set under (its key when unset)."""
+        found = self._find(option)
+        return found[0] if found is not None else option.key
 
     def describe(self, option: ConfigOption) -> str:
         """`name=value (from source)` for messages: the name as set, else the key, `inferred` or `default`."""

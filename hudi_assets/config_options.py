@@ -1,5 +1,5 @@
 """Every setting maintenance reads, declared once: key, 1.x alternative names, default (or inference),
-type and bounds, and a one-line doc; and the checks across settings, run when a config is built.
+type and bounds, and a one-line doc; and `check`, the findings on them every face renders.
 
 Keys, names and defaults are Hudi 0.15's (`HoodieCleanConfig`, `HoodieArchivalConfig`,
 `HoodieCompactionConfig`, `HoodieWriteConfig`); the 1.x `hoodie.clean.*` names are accepted as
@@ -11,16 +11,11 @@ the table beyond `hoodie.properties` is read.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
-from typing import TypeVar
 
 from hudi_assets.config import BoolOption, ConfigOption, EnumOption, IntOption, StrOption, WriteConfig
 from hudi_assets.exceptions import InvalidConfigError
-
-log = logging.getLogger(__name__)
-
-V = TypeVar("V")
+from hudi_assets.findings import Finding, Severity, raise_if_refused
 
 
 class CleaningPolicy:
@@ -152,45 +147,69 @@ ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
 
 # ------------------------------------------------------------------------------ checks across settings
 RETAINED_BELOW_KEEP_MIN = f"{CLEANER_COMMITS_RETAINED.key} must be < {KEEP_MIN_COMMITS.key}"
-KEEP_MIN_BELOW_KEEP_MAX = f"{KEEP_MIN_COMMITS.key} must be < {KEEP_MAX_COMMITS.key}"
+# The settings `check` reads: the cleaner's retention, the archiver's window, who rolls back failed writes.
+CHECKED_OPTIONS: tuple[ConfigOption, ...] = (
+    CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED,
+    CLEAN_TRIGGER_STRATEGY, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, WRITE_CONCURRENCY_MODE,
+    FAILED_WRITES_CLEANER_POLICY)
 
 
-def retained_below_keep_min(commits_retained: V, keep_min: V) -> V:
-    """Archiving keeps every commit the cleaner retains (ints, or pandas Series element-wise)."""
-    return commits_retained < keep_min  # type: ignore[operator]
+class Rule:
+    """The rules `check` applies, by name (a finding's `rule`)."""
+
+    SETTING_VALUE = "setting_value"
+    KEEP_MIN_BELOW_KEEP_MAX = "keep_min_below_keep_max"
+    FAILED_WRITES_UNDER_OCC = "lazy_failed_writes_under_occ"
+    RETAINED_BELOW_KEEP_MIN = "retained_below_keep_min"
 
 
-def keep_min_below_keep_max(keep_min: V, keep_max: V) -> V:
-    return keep_min < keep_max  # type: ignore[operator]
+def check(config: WriteConfig) -> list[Finding]:
+    """HoodieWriteConfig.validate for the settings maintenance reads, stricter (see the module doc), as
+    findings: every face renders these, and only these, with their wording and severity.
+
+    ERROR: a checked setting that does not parse or is out of bounds (whatever the policy);
+    keep.min >= keep.max (Hudi checks it under KEEP_LATEST_COMMITS only, but under the other policies it
+    makes the archiver's limit negative); EAGER failed-writes cleaning under optimistic concurrency.
+    WARN, as in Hudi: commits.retained >= keep.min under KEEP_LATEST_COMMITS, since the archiver raises
+    its minimum to what the cleaner still needs (`archive.config.keep_range`).
+    """
+    findings: list[Finding] = []
+    values: dict[str, int | str] = {}
+    for option in CHECKED_OPTIONS:
+        try:
+            values[option.key] = config.get(option)
+        except InvalidConfigError as exc:  # an inference reading a bad setting repeats its message
+            if all(f.message != str(exc) for f in findings):
+                findings.append(Finding(Rule.SETTING_VALUE, Severity.ERROR, str(exc), (config.name(option),)))
+
+    def finding(rule: str, severity: Severity, message: str, *options: ConfigOption) -> None:
+        findings.append(Finding(rule, severity, message, tuple(config.name(o) for o in options)))
+
+    keep_min, keep_max = values.get(KEEP_MIN_COMMITS.key), values.get(KEEP_MAX_COMMITS.key)
+    retained, policy = values.get(CLEANER_COMMITS_RETAINED.key), values.get(CLEANER_POLICY.key)
+    mode, failed_writes = values.get(WRITE_CONCURRENCY_MODE.key), values.get(FAILED_WRITES_CLEANER_POLICY.key)
+    if keep_min is not None and keep_max is not None and keep_min >= keep_max:
+        finding(Rule.KEEP_MIN_BELOW_KEEP_MAX, Severity.ERROR,
+                f"Increase {config.describe(KEEP_MAX_COMMITS)} to be greater than "
+                f"{config.describe(KEEP_MIN_COMMITS)}", KEEP_MIN_COMMITS, KEEP_MAX_COMMITS)
+    if mode == OCC and failed_writes == "EAGER":
+        finding(Rule.FAILED_WRITES_UNDER_OCC, Severity.ERROR,
+                f"{config.describe(FAILED_WRITES_CLEANER_POLICY)} cannot be used with "
+                f"{config.describe(WRITE_CONCURRENCY_MODE)}: use LAZY",
+                FAILED_WRITES_CLEANER_POLICY, WRITE_CONCURRENCY_MODE)
+    if (policy == CleaningPolicy.KEEP_LATEST_COMMITS and retained is not None and keep_min is not None
+            and retained >= keep_min):
+        finding(Rule.RETAINED_BELOW_KEEP_MIN, Severity.WARN,
+                f"{RETAINED_BELOW_KEEP_MIN}: {config.describe(CLEANER_COMMITS_RETAINED)}, "
+                f"{config.describe(KEEP_MIN_COMMITS)}; the archiver raises its minimum to keep what the "
+                "cleaner retains", CLEANER_COMMITS_RETAINED, KEEP_MIN_COMMITS)
+    return findings
 
 
 def validate(config: WriteConfig) -> None:
-    """HoodieWriteConfig.validate for the settings maintenance reads, stricter (see the module doc).
-
-    Every retention setting parses and is within bounds, whatever the policy; keep.min < keep.max.
-    `commits.retained >= keep.min` is only a warning, as in Hudi: the archiver raises its minimum to
-    what the cleaner still needs (`archive.config.keep_range`).
-    """
-    policy = config.get(CLEANER_POLICY)
-    commits_retained = config.get(CLEANER_COMMITS_RETAINED)
-    # Read for their bounds only: a bad value is refused whichever policy uses it.
-    config.get(CLEANER_HOURS_RETAINED)
-    config.get(CLEANER_FILE_VERSIONS_RETAINED)
-    config.get(CLEAN_TRIGGER_STRATEGY)
-    keep_min, keep_max = config.get(KEEP_MIN_COMMITS), config.get(KEEP_MAX_COMMITS)
-    # Hudi checks this under KEEP_LATEST_COMMITS only; under the other policies keep.max <= keep.min
-    # makes the archiver's limit negative, so we refuse it always.
-    if not keep_min_below_keep_max(keep_min, keep_max):
-        raise InvalidConfigError(f"Increase {config.describe(KEEP_MAX_COMMITS)} to be greater than "
-                                 f"{config.describe(KEEP_MIN_COMMITS)}")
-    if config.get(WRITE_CONCURRENCY_MODE) == OCC and config.get(FAILED_WRITES_CLEANER_POLICY) == "EAGER":
-        raise InvalidConfigError(f"{config.describe(FAILED_WRITES_CLEANER_POLICY)} cannot be used with "
-                                 f"{config.describe(WRITE_CONCURRENCY_MODE)}: use LAZY")
-    if (policy == CleaningPolicy.KEEP_LATEST_COMMITS
-            and not retained_below_keep_min(commits_retained, keep_min)):
-        log.warning("%s: %s, %s; the archiver raises its minimum to keep what the cleaner retains",
-                    RETAINED_BELOW_KEEP_MIN, config.describe(CLEANER_COMMITS_RETAINED),
-                    config.describe(KEEP_MIN_COMMITS))
+    """Refuse the settings when `check` finds an ERROR (`SettingsRefusedError`); the faces have rendered
+    the warnings already."""
+    raise_if_refused(check(config))
 
 
 def settings_epilog(options: Iterable[ConfigOption]) -> str:

@@ -2,12 +2,16 @@
 
 `HoodieTable(path, hoodie_conf={...}).maintenance.clean(dry_run=True)` plans without writing;
 `clean()` runs one clean as Hudi's write client does; `archive()` archives and merges; `status()`
-says what is due, cheaply, from one listing of `.hoodie/`. The CLI and the Dagster assets call the
-same core functions, so a fix lands once.
+says what is due, cheaply, from one listing of `.hoodie/`; `check()` returns the findings on the
+settings. The CLI and the Dagster assets call the same core functions, so a fix lands once.
+
+Findings (`config_options.check`): an ERROR raises `SettingsRefusedError` before anything but
+hoodie.properties is read; a WARN is logged and returned by `check()`; `strict=True` refuses on it too.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -22,7 +26,10 @@ if TYPE_CHECKING:
     from hudi_assets.clean.validation import ValidationReport
     from hudi_assets.clean.workflow import CleanResult
     from hudi_assets.config import WriteConfig
+    from hudi_assets.findings import Finding
     from hudi_assets.table import HoodieTable
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -75,18 +82,34 @@ class TableMaintenance:
             return create_engine(engine or DEFAULT_ENGINE)
         return engine
 
+    def check(self, *, strict: bool = False) -> list[Finding]:
+        """The findings on the table's settings: raises `SettingsRefusedError` on an ERROR (on any
+        finding when `strict`), else returns the warnings."""
+        from hudi_assets.config_options import check
+        from hudi_assets.findings import raise_if_refused
+
+        findings = check(self.table.write_config)
+        raise_if_refused(findings, strict, "strict=True")
+        return findings
+
+    def _checked(self, strict: bool) -> None:
+        for finding in self.check(strict=strict):
+            log.warning(finding.message)
+
     def _clean_config(self):
         from hudi_assets.clean.config import CleanConfig
 
         return CleanConfig.from_write_config(self.table.write_config)
 
     def clean(self, *, dry_run: bool = False, engine: Engine | str | None = None,
-              progress: Progress | None = None, now: datetime | None = None) -> CleanerPlan | CleanResult:
+              progress: Progress | None = None, now: datetime | None = None,
+              strict: bool = False) -> CleanerPlan | CleanResult:
         """Dry run: the plan Hudi would request now (pending plans are validated first and an unsafe
         one raises `UnsafePlanError`); nothing is written. Otherwise one clean: schedule, validate,
-        execute every pending clean; returns what was done."""
+        execute every pending clean; returns what was done. The settings are checked first (`check`)."""
         from hudi_assets.clean import workflow
 
+        self._checked(strict)
         config = self._clean_config()
         workflow.refuse_unsupported(self.table, config)
         if dry_run:
@@ -106,11 +129,12 @@ class TableMaintenance:
 
         return discard_pending(self.table, instant_time)
 
-    def archive(self, *, dry_run: bool = False) -> ArchiveSelection | ArchiveResult:
+    def archive(self, *, dry_run: bool = False, strict: bool = False) -> ArchiveSelection | ArchiveResult:
         """Dry run: what would be archived and why each fence stands where it does. Otherwise
-        archive (and merge small archive files when enabled)."""
+        archive (and merge small archive files when enabled). The settings are checked first (`check`)."""
         from hudi_assets.archive.archiver import HoodieTimelineArchiver
 
+        self._checked(strict)
         archiver = HoodieTimelineArchiver.for_table(self.table)
         return archiver.select() if dry_run else archiver.archive_if_required()
 

@@ -11,14 +11,17 @@ import re
 from collections.abc import Mapping
 
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-_SEPARATOR = re.compile(r"(?<!\\)(?:\\\\)*[=:\s]")
+# Java's separators and line ends only: Python's \s and str.splitlines also take Unicode spaces and
+# separators (U+00A0, U+2028, ...), which Java keeps inside keys and values.
+_SEPARATOR = re.compile(r"(?<!\\)(?:\\\\)*[=: \t\f]")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def _logical_lines(text: str) -> list[str]:
     """Join continuation lines (odd number of trailing backslashes) and drop comments/blank lines."""
     lines: list[str] = []
     pending = ""
-    for raw in text.splitlines():
+    for raw in _LINE_END.split(text):
         line = raw.lstrip(" \t\f")
         if not pending and (not line or line[0] in "#!"):
             continue

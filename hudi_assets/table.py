@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from hudi_assets.config import WriteConfig
+from hudi_assets.config import API_NAMES, SettingNames, WriteConfig
 from hudi_assets.storage import Storage
 from hudi_assets.table_config import TableConfig, load_table_config
 from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline
@@ -21,15 +21,18 @@ class HoodieTable:
 
     Settings, lowest precedence first: the table's `hoodie.properties`, `props_file`, `hoodie_conf`
     (as Hudi's utilities take `--props` and `--hoodie-conf`); `write_config` is their merge, from
-    which every service's config derives.
+    which every service's config derives. `hoodie_conf` values may be text, numbers or booleans;
+    `conf_names` is what messages call the two sources (the API's parameter names unless a face says).
     """
 
     def __init__(self, base_path: str | Storage, storage_options: Mapping[str, str] | None = None, *,
-                 hoodie_conf: Mapping[str, str] | None = None, props_file: str | None = None):
+                 hoodie_conf: Mapping[str, object] | None = None, props_file: str | None = None,
+                 conf_names: SettingNames = API_NAMES):
         self.storage = base_path if isinstance(base_path, Storage) else Storage(base_path, storage_options)
         self.config: TableConfig = load_table_config(self.storage)
         self.config.check_supported(self.storage.uri(f"{METAFOLDER}/hoodie.properties"))
-        self.write_config = WriteConfig.load(self.config.props, props_file, dict(hoodie_conf or {}))
+        self.write_config = WriteConfig.load(self.config.props, props_file, hoodie_conf or {},
+                                             names=conf_names)
 
     @property
     def base_path(self) -> str:

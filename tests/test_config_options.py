@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 
 from hudi_assets import config_options as opt
@@ -11,6 +9,7 @@ from hudi_assets.archive.config import ArchiveConfig
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.config import ConfigOption, WriteConfig
 from hudi_assets.exceptions import InvalidConfigError
+from hudi_assets.findings import Finding, SettingsRefusedError, Severity
 
 OPTIONS = [v for v in vars(opt).values() if isinstance(v, ConfigOption)]
 POLICY_KEYS = {  # the retained key whose explicit setting selects each policy
@@ -94,20 +93,41 @@ def test_archive_only_settings_refused_by_the_archiver(pair, key):
     assert _clean(pair) == CleanConfig()  # the cleaner does not read them
 
 
-def test_retained_not_below_keep_min_warns_under_keep_latest_commits_only(caplog):
-    with caplog.at_level(logging.WARNING, logger="hudi_assets.config_options"):
-        config = _archive("hoodie.cleaner.commits.retained=25", "hoodie.keep.min.commits=20")
-    assert config.cleaner.commits_retained == 25 and config.min_commits == 20
-    assert [r.getMessage() for r in caplog.records] == [
+def _findings(*pairs: str) -> list[Finding]:
+    return opt.check(WriteConfig.load(overrides=list(pairs)))
+
+
+def test_retained_not_below_keep_min_is_a_warning_under_keep_latest_commits_only():
+    config = _archive("hoodie.cleaner.commits.retained=25", "hoodie.keep.min.commits=20")
+    assert config.cleaner.commits_retained == 25 and config.min_commits == 20  # a warning refuses nothing
+    assert _findings("hoodie.cleaner.commits.retained=25", "hoodie.archive.min.commits=20") == [Finding(
+        "retained_below_keep_min", Severity.WARN,
         "hoodie.cleaner.commits.retained must be < hoodie.keep.min.commits: "
-        "hoodie.cleaner.commits.retained=25 (from --hoodie-conf), hoodie.keep.min.commits=20 (from "
-        "--hoodie-conf); the archiver raises its minimum to keep what the cleaner retains"]
-    caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="hudi_assets.config_options"):
-        _archive("hoodie.cleaner.policy=KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.commits.retained=25",
-                 "hoodie.keep.min.commits=20")
-        _archive("hoodie.cleaner.commits.retained=19", "hoodie.keep.min.commits=20")
-    assert caplog.records == []
+        "hoodie.cleaner.commits.retained=25 (from --hoodie-conf), hoodie.archive.min.commits=20 (from "
+        "--hoodie-conf); the archiver raises its minimum to keep what the cleaner retains",
+        ("hoodie.cleaner.commits.retained", "hoodie.archive.min.commits"))]
+    assert _findings("hoodie.cleaner.policy=KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.commits.retained=25",
+                     "hoodie.keep.min.commits=20") == []
+    assert _findings("hoodie.cleaner.commits.retained=19", "hoodie.keep.min.commits=20") == []
+
+
+def test_every_error_is_a_finding_naming_its_keys():
+    findings = _findings("hoodie.clean.fileversions.retained=0", "hoodie.cleaner.policy=KEEP_SOME",
+                         "hoodie.keep.min.commits=25", "hoodie.keep.max.commits=22",
+                         "hoodie.write.concurrency.mode=MULTI")
+    assert [(f.rule, f.severity, f.keys) for f in findings] == [
+        ("setting_value", Severity.ERROR, ("hoodie.cleaner.policy",)),
+        ("setting_value", Severity.ERROR, ("hoodie.clean.fileversions.retained",)),
+        ("setting_value", Severity.ERROR, ("hoodie.write.concurrency.mode",)),
+        ("keep_min_below_keep_max", Severity.ERROR, ("hoodie.keep.min.commits", "hoodie.keep.max.commits"))]
+    with pytest.raises(SettingsRefusedError) as raised:
+        _clean("hoodie.clean.fileversions.retained=0", "hoodie.keep.min.commits=25",
+               "hoodie.keep.max.commits=22")
+    assert str(raised.value) == (
+        "hoodie.clean.fileversions.retained='0' (from --hoodie-conf): expected an integer >= 1; Increase "
+        "hoodie.keep.max.commits=22 (from --hoodie-conf) to be greater than hoodie.keep.min.commits=25 (from "
+        "--hoodie-conf)")
+    assert [f.rule for f in raised.value.findings] == ["setting_value", "keep_min_below_keep_max"]
 
 
 def test_failed_writes_policy_follows_the_concurrency_mode():

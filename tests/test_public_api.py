@@ -16,7 +16,8 @@ PUBLIC = {
     "ValidationReport", "PlanViolation", "ArchiveResult", "ArchiveSelection", "Engine", "LocalEngine",
     "SparkEngine", "HudiAssetsError", "HudiInputError", "TableNotFoundError", "UnsupportedTableError",
     "CorruptFileError", "InvalidConfigError", "PathOutsideTableError", "UnsafePlanError",
-    "CleanAbortedError", "TableBusyError", "DeleteFailedError", "MissingExtraError",
+    "CleanAbortedError", "TableBusyError", "DeleteFailedError", "MissingExtraError", "Finding", "Severity",
+    "SettingsRefusedError",
 }
 
 

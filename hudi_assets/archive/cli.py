@@ -13,7 +13,7 @@ log = logging.getLogger("hudi_assets.archive")
 
 
 def add_parser(subparsers) -> None:
-    from hudi_assets.cli import add_table_arguments
+    from hudi_assets.cli import add_strict_argument, add_table_arguments
 
     parser = subparsers.add_parser(
         "archive", help="archive old instants of the active timeline (Hudi 0.15 rules)",
@@ -21,6 +21,7 @@ def add_parser(subparsers) -> None:
     add_table_arguments(parser, config=True)
     parser.add_argument("--dry-run", action="store_true",
                         help="list what would be archived and why each fence stands where it does")
+    add_strict_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -42,9 +43,10 @@ def _describe(selection: ArchiveSelection) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli import open_table
+    from hudi_assets.cli import check_settings, open_table
 
     table = open_table(args)
+    check_settings(table, args.strict)
     archiver = HoodieTimelineArchiver.for_table(table)
     if args.dry_run:
         _describe(archiver.select())

@@ -7,7 +7,7 @@ import itertools
 import json
 import sys
 
-from hudi_assets.cli import add_table_arguments, open_engine, open_table
+from hudi_assets.cli import add_strict_argument, add_table_arguments, check_settings, open_engine, open_table
 from hudi_assets.config_options import CLEAN_OPTIONS, settings_epilog
 from hudi_assets.engine import gc_paused
 from hudi_assets.exceptions import HudiInputError
@@ -36,6 +36,7 @@ def add_parser(subparsers) -> None:
                         help="remove the pending clean INSTANT (for example one refused as unsafe) from "
                              "the timeline, keeping a copy of its state files in "
                              ".hoodie/.aux/hudi-assets/discarded/")
+    add_strict_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -113,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         for copy in discard_pending(table, args.discard_pending):
             print(f"discarded: state file kept as {copy}")
         return 0
+    check_settings(table, args.strict)
     write_config = table.write_config
     config = CleanConfig.from_write_config(write_config)
     refuse_unsupported(table, config)

@@ -40,7 +40,7 @@ def timeline_snapshot(context: dg.AssetExecutionContext, key: str):
     table's partitions, file groups, latest compaction and deltacommits since."""
     hudi = context.resources.hudi
     table = hudi.open(key)
-    config = hudi.write_config(key, table)
+    config = table.write_config
     frame = timeline_frame(table)
     active = frame[frame["timeline"] == "active"]
     pending = active[~active["completed"]]

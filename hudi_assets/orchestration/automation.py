@@ -62,10 +62,10 @@ class TableTarget:
                              asset_check_keys=checks, tags=tags)
 
 
-def fingerprint(table: HoodieTable, registry: HudiTableRegistry, key: str) -> str:
+def fingerprint(table: HoodieTable) -> str:
     """Latest completed write and the settings in force: what makes a due table worth a new run."""
     last = table.active_timeline.completed_commits_timeline(table.is_mor).last()
-    settings = json.dumps(settings_in_force(registry.write_config(key, table)), sort_keys=True)
+    settings = json.dumps(settings_in_force(table.write_config), sort_keys=True)
     return f"{last.timestamp if last else '-'}:{hashlib.sha1(settings.encode()).hexdigest()[:12]}"
 
 
@@ -121,8 +121,8 @@ def build_sensor(selection: dg.AssetSelection, target: Callable[[str], TableTarg
                 continue
             try:
                 table = hudi.open_path(tables[t.key])
-                status = maintenance_status(table, hudi.write_config(t.key, table))
-                mark = fingerprint(table, hudi, t.key)
+                status = maintenance_status(table, table.write_config)
+                mark = fingerprint(table)
             except HudiAssetsError as error:
                 reasons.append(f"{t.key}: {error}")
                 context.log.warning(reasons[-1])

@@ -1,9 +1,14 @@
-"""Check results, and the retention guard every deleting step runs before it touches the table.
+"""Check results, and the settings guard every deleting step runs before it touches the table.
 
 A blocking check stops the steps after its asset, never the asset itself: materializing
 `archive_batch` alone would run past a failed check on `timeline_snapshot`. So each step that deletes or
-archives evaluates the retention rule first, reports it as its own blocking check, and stops (nothing
+archives evaluates the settings check first, reports it as its own blocking check, and stops (nothing
 deleted) when it fails.
+
+The settings check shows the core's findings (`config_options.check`), each with its rule, severity,
+message and keys, worded as the CLI and the API word them. Policy of this face: it blocks on the
+`retained_below_keep_min` warning too (Hudi only warns and raises the archiver's minimum; unattended
+runs stop instead: archiving instants the cleaner still needs leaves files no instant accounts for).
 """
 
 from __future__ import annotations
@@ -11,14 +16,23 @@ from __future__ import annotations
 import dagster as dg
 import pandas as pd
 
-from hudi_assets.config import WriteConfig
+from hudi_assets import config_options as opt
+from hudi_assets.config import ConfigOption, WriteConfig
+from hudi_assets.findings import Finding, Severity
 from hudi_assets.orchestration.display import table_value
-from hudi_assets.orchestration.invariants import CONFIG_SCHEMA, config_frame, describe, violations
+from hudi_assets.orchestration.invariants import describe
 from hudi_assets.orchestration.resources import HudiTableRegistry
 
 RETENTION_CHECK = "retention_settings_are_safe"
-RETENTION_DESCRIPTION = ("Retention settings are consistent before anything is planned or deleted: "
-                         "commits.retained < keep.min < keep.max commits, values > 0, policy known.")
+RETENTION_DESCRIPTION = ("The core's findings on the settings, before anything is planned or deleted: "
+                         "values within bounds, keep.min < keep.max, LAZY failed writes under optimistic "
+                         "concurrency; commits.retained < keep.min blocks here too (a policy of this face).")
+# Warnings this face blocks on (see the module doc); every ERROR blocks in every face.
+BLOCKING_WARNINGS = frozenset({opt.Rule.RETAINED_BELOW_KEEP_MIN})
+# The retention settings shown as definition and snapshot metadata (and in the sensor's fingerprint).
+SHOWN_SETTINGS: tuple[ConfigOption, ...] = (
+    opt.CLEANER_POLICY, opt.CLEANER_COMMITS_RETAINED, opt.CLEANER_HOURS_RETAINED,
+    opt.CLEANER_FILE_VERSIONS_RETAINED, opt.KEEP_MIN_COMMITS, opt.KEEP_MAX_COMMITS)
 
 
 def logged(context: dg.OpExecutionContext, result: dg.AssetCheckResult) -> dg.AssetCheckResult:
@@ -30,8 +44,8 @@ def logged(context: dg.OpExecutionContext, result: dg.AssetCheckResult) -> dg.As
 
 
 def settings_in_force(config: WriteConfig) -> dict[str, str]:
-    """The retention settings as configured (raw text), for metadata and the sensor's fingerprint."""
-    return {str(k): str(v) for k, v in config_frame(config).iloc[0].items()}
+    """The retention settings as configured (raw text), by key, for metadata and the sensor's fingerprint."""
+    return {option.key: config.text(option) for option in SHOWN_SETTINGS}
 
 
 def check_result(context: dg.OpExecutionContext, name: str, failures: pd.DataFrame, frame: pd.DataFrame,
@@ -50,12 +64,26 @@ def check_result(context: dg.OpExecutionContext, name: str, failures: pd.DataFra
     ))
 
 
+def blocks(finding: Finding) -> bool:
+    return finding.severity is Severity.ERROR or finding.rule in BLOCKING_WARNINGS
+
+
+def findings_result(context: dg.OpExecutionContext, findings: list[Finding]) -> dg.AssetCheckResult:
+    """The settings check: passed without findings; else failed, ERROR when one blocks (see the module
+    doc), WARN otherwise, each finding a row and its message, as the core words it, in the description."""
+    if not findings:
+        return dg.AssetCheckResult(check_name=RETENTION_CHECK, passed=True, metadata={"findings": 0})
+    rows = pd.DataFrame([(f.rule, f.severity.value, ", ".join(f.keys), f.message) for f in findings],
+                        columns=["rule", "severity", "keys", "message"])
+    severity = dg.AssetCheckSeverity.ERROR if any(map(blocks, findings)) else dg.AssetCheckSeverity.WARN
+    return logged(context, dg.AssetCheckResult(
+        check_name=RETENTION_CHECK, passed=False, severity=severity,
+        description="; ".join(f.message for f in findings),
+        metadata={"findings": len(findings), "findings_table": table_value(rows)}))
+
+
 def retention_check(context: dg.OpExecutionContext, hudi: HudiTableRegistry, key: str) -> dg.AssetCheckResult:
-    """Hudi only warns when commits.retained >= keep.min (and raises the archiver's minimum); we stop:
-    archiving instants the cleaner still needs leaves files no instant accounts for."""
-    frame = config_frame(hudi.write_config(key, hudi.open(key)))
-    return check_result(context, RETENTION_CHECK, violations(CONFIG_SCHEMA, frame), frame,
-                        "unsafe retention settings")
+    return findings_result(context, opt.check(hudi.open(key).write_config))
 
 
 def retention_settings_are_safe(context: dg.AssetCheckExecutionContext, key: str) -> dg.AssetCheckResult:
@@ -64,10 +92,10 @@ def retention_settings_are_safe(context: dg.AssetCheckExecutionContext, key: str
 
 
 def retention_guard(context: dg.OpExecutionContext, hudi: HudiTableRegistry, key: str):
-    """Yields the retention check of a deleting step; raises (the step deletes nothing) when it fails."""
+    """Yields the settings check of a deleting step; raises (the step deletes nothing) when it blocks."""
     result = retention_check(context, hudi, key)
     yield result
-    if not result.passed:
+    if result.severity == dg.AssetCheckSeverity.ERROR and not result.passed:
         raise dg.Failure(description=f"{key}: {result.description}; nothing was planned, deleted or archived",
                          allow_retries=False)
 

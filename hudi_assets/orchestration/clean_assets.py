@@ -93,7 +93,7 @@ def clean_plan(context: dg.AssetExecutionContext, key: str):
     hudi = context.resources.hudi
     yield from retention_guard(context, hudi, key)
     table = hudi.open(key)
-    config = CleanConfig.from_write_config(hudi.write_config(key, table))
+    config = CleanConfig.from_write_config(table.write_config)
     refuse_unsupported(table, config)
     if not hudi.dry_run:  # under LAZY, failed writes go first: they would pin the ECTR forever
         roll_back_failed_writes(table, config, hudi.engine_for(context.resources.spark))
@@ -166,7 +166,7 @@ def clean_result(context: dg.AssetExecutionContext, key: str):
     hudi = context.resources.hudi
     yield from retention_guard(context, hudi, key)
     table = hudi.open(key)
-    config = CleanConfig.from_write_config(hudi.write_config(key, table))
+    config = CleanConfig.from_write_config(table.write_config)
     plans = [p.plan for p in pending_cleans(table) if p.plan is not None]
     view = FileSystemView(table)
     planned = _plan_frame(table, plans)

@@ -81,7 +81,7 @@ def metadata_table_agrees_elsewhere(context: dg.AssetCheckExecutionContext, key:
     table = hudi.open(key)
     exclude = []
     if has_files_partition(table):
-        exclude = partitions_to_clean(table, CleanConfig.from_write_config(hudi.write_config(key, table)))
+        exclude = partitions_to_clean(table, CleanConfig.from_write_config(table.write_config))
     return agreement_check(context.op_execution_context, table, AGREES_ELSEWHERE,
                            dg.AssetCheckSeverity.WARN, None, exclude)
 

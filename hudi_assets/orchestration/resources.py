@@ -8,7 +8,6 @@ import dagster as dg
 from dagster_pyspark import LazyPySparkResource
 from pydantic import Field
 
-from hudi_assets.config import WriteConfig
 from hudi_assets.discovery import discover_tables
 from hudi_assets.engine import (
     DEFAULT_ENGINE,
@@ -64,7 +63,7 @@ class HudiTableRegistry(dg.ConfigurableResource):
             paths.extend(discover_tables(root, self.storage_options, self.scan_depth))
         keys: dict[str, str] = {}
         for path in paths:
-            key = posixpath.basename(path.rstrip("/"))
+            key = _key(path)
             if keys.get(key, path) != path:
                 raise InvalidConfigError(f"two tables share the key {key!r}: {keys[key]} and {path}")
             keys[key] = path
@@ -78,13 +77,15 @@ class HudiTableRegistry(dg.ConfigurableResource):
         return tables[key]
 
     def open(self, key: str) -> HoodieTable:
-        """The table, with the registry's settings for it in its write config (where its lock
-        provider is chosen)."""
-        return HoodieTable(self.base_path(key), self.storage_options,
-                           hoodie_conf={**self.hoodie_conf, **self.table_hoodie_conf.get(key, {})})
+        return self.open_path(self.base_path(key))
 
     def open_path(self, base_path: str) -> HoodieTable:
-        return HoodieTable(base_path, self.storage_options)
+        """The table, its write config built once with the registry's settings for it (where its lock
+        provider is chosen): hoodie.properties < `hoodie_conf` < `table_hoodie_conf[key]`."""
+        table = HoodieTable(base_path, self.storage_options, hoodie_conf=self.hoodie_conf)
+        key = _key(base_path)
+        table.write_config.update(self.table_hoodie_conf.get(key, {}), f"table_hoodie_conf[{key}]")
+        return table
 
     def engine_for(self, spark: dg.ConfigurableResource) -> Engine:
         """The engine of this registry; Spark starts only when first used (lazy resource)."""
@@ -94,11 +95,10 @@ class HudiTableRegistry(dg.ConfigurableResource):
             raise InvalidConfigError(f"engine={self.engine!r}: expected 'spark' or 'local'")
         return SparkEngine(session=spark.spark_session)
 
-    def write_config(self, key: str, table: HoodieTable) -> WriteConfig:
-        """The table's settings: hoodie.properties < registry-wide < per-table overrides."""
-        config = WriteConfig.load(table.config.props, overrides=self.hoodie_conf)
-        config.update(self.table_hoodie_conf.get(key, {}), f"table_hoodie_conf[{key}]")
-        return config
+
+def _key(base_path: str) -> str:
+    """A table's key in the registry: its base path's last folder."""
+    return posixpath.basename(base_path.rstrip("/"))
 
 
 def spark_resource(master: str | None = None, conf: dict[str, str] | None = None) -> LazyPySparkResource:

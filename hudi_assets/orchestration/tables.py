@@ -41,7 +41,7 @@ def describe_tables(registry: HudiTableRegistry) -> list[HudiTableSpec]:
     for key, base_path in registry.tables().items():
         try:
             table = registry.open_path(base_path)
-            settings = settings_in_force(registry.write_config(key, table))
+            settings = settings_in_force(table.write_config)
             specs.append(HudiTableSpec(key, base_path, table.config.database or DEFAULT_DATABASE,
                                        table.config.name, table.config.table_type, settings))
         except HudiAssetsError as error:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import argparse
 
-from hudi_assets.config import parse_overrides
 from hudi_assets.rollback.planner import pending_writes, plan_rollback
 from hudi_assets.rollback.workflow import rollback_write
-from hudi_assets.table import HoodieTable
 
 
 def add_parser(subparsers) -> None:
@@ -30,10 +28,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli import _storage_options
+    from hudi_assets.cli import open_table
 
-    table = HoodieTable(args.path, _storage_options(args.storage_option),
-                        hoodie_conf=parse_overrides(args.hoodie_conf), props_file=args.props)
+    table = open_table(args)
     if args.dry_run:
         target = pending_writes(table.reload_timeline()).get(args.instant)
         if target is None:

@@ -112,7 +112,8 @@ def test_unsafe_table_fails_its_own_check_and_the_safe_table_passes(lake):
         assert not unsafe.success and safe.success
         check = _checks(unsafe)[("timeline_snapshot", "retention_settings_are_safe")]
         assert not check.passed and check.severity == dg.AssetCheckSeverity.ERROR
-        assert "hoodie.cleaner.commits.retained=25, hoodie.keep.min.commits=20" in check.description
+        assert ("hoodie.cleaner.commits.retained=25 (from table_hoodie_conf[cow]), hoodie.keep.min.commits=20"
+                in check.description)
         assert instance.get_latest_materialization_event(_key("default", "cow", "clean_plan")) is None
         # Status is the table's own: the later passing run of mor leaves cow failed.
         history = {key: instance.event_log_storage.get_asset_check_execution_history(key, limit=1)[0]
