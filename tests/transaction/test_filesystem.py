@@ -11,8 +11,10 @@ import time
 import pytest
 from transaction.lock_tables import FAST_RETRIES, open_table, tree
 
+from hudi_assets.clean.config import CleanConfig
+from hudi_assets.clean.workflow import clean_table
 from hudi_assets.cli import main
-from hudi_assets.exceptions import HudiAssetsError, InvalidConfigError, TableBusyError
+from hudi_assets.exceptions import CorruptFileError, HudiAssetsError, InvalidConfigError, TableBusyError
 from hudi_assets.transaction import table_lock
 from hudi_assets.transaction.filesystem import FileSystemBasedLockProvider, lock_info
 from hudi_assets.transaction.lock_manager import FILESYSTEM_PROVIDER, LockRetries, acquire
@@ -209,3 +211,26 @@ def test_cli_rollback_waits_for_hudis_lock_like_clean(demo_base, capsys):
     (demo_base / ".hoodie" / "lock").unlink()
     assert main(["rollback", str(demo_base), failed, *[a for c in conf for a in ("--hoodie-conf", c)]]) == 0
     assert not list((demo_base / ".hoodie").glob(f"{failed}.*")) and not (demo_base / ".hoodie/lock").exists()
+
+
+def test_a_directory_at_the_lock_path_is_refused_at_once_naming_it(base):
+    (base / ".hoodie" / "lock").mkdir()
+    before = tree(base)
+    with pytest.raises(CorruptFileError, match=r"\.hoodie/lock: is a directory, not a lock file"), \
+            table_lock(open_table(base, **FS, **{"hoodie.write.lock.filesystem.expire": "1"}), "clean"):
+        pytest.fail("entered the block")
+    assert tree(base) == before
+
+
+def test_a_java_writer_that_deleted_our_lock_stops_the_clean_before_any_delete(demo_base):
+    """Hudi's FileSystemBasedLockProvider deletes the lock file on unlock/close without checking whose it
+    is, so a Java writer that gave up may remove ours: the clean checks it still holds the lock before
+    deleting anything."""
+    table = open_table(demo_base, **FS, **{"hoodie.cleaner.commits.retained": "3"})
+    data_files = {p for p in demo_base.rglob("*.parquet")}
+    with table_lock(table, "clean"):
+        (demo_base / ".hoodie" / "lock").unlink()  # what the Java provider's unlock does to any lock file
+        with pytest.raises(HudiAssetsError, match=r"lost Hudi's lock of this clean run"):
+            clean_table(table, CleanConfig.from_write_config(table.write_config))
+    assert {p for p in demo_base.rglob("*.parquet")} == data_files
+    assert not (demo_base / ".hoodie" / "lock").exists()
