@@ -9,9 +9,10 @@ for its lease duration it takes the item over, conditioned on that number. One `
 at most the holder's lease plus `wait`, polling every second, as `acquireLock` with Hudi's
 `additionalTimeToWaitForLock`. The lease is `hoodie.write.lock.wait_time_ms`, as in Hudi's provider.
 
-Settings: `...dynamodb.table` (created, as Hudi creates it, when absent: `...billing_mode`,
-`...read_capacity`, `...write_capacity`, `...table_creation_timeout`), `...region` (else the
-`AWS_REGION` environment variable, else us-east-1), `...endpoint_url`; credentials from
+Settings: `...dynamodb.table` (default `hudi_locks`, as since Hudi 0.14; created, as Hudi creates it,
+when absent: `...billing_mode`, `...read_capacity`, `...write_capacity`, `...table_creation_timeout`,
+2 minutes since 0.14), `...region` (else the `AWS_REGION` environment variable, else us-east-1),
+`...endpoint_url`; credentials from
 `hoodie.aws.access.key` / `hoodie.aws.secret.key` / `hoodie.aws.session.token`, else boto3's chain.
 """
 
