@@ -11,13 +11,15 @@ import time
 import pytest
 from transaction.lock_tables import FAST_RETRIES, open_table, tree
 
+from hudi_assets import config_options as opt
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.clean.workflow import clean_table
 from hudi_assets.cli import main
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError, InvalidConfigError, TableBusyError
+from hudi_assets.table import HoodieTable
 from hudi_assets.transaction import table_lock
 from hudi_assets.transaction.filesystem import FileSystemBasedLockProvider, lock_info
-from hudi_assets.transaction.lock_manager import FILESYSTEM_PROVIDER, LockRetries, acquire
+from hudi_assets.transaction.lock_manager import FILESYSTEM_PROVIDER, ONE_TRY, LockRetries, acquire
 
 FS = {"hoodie.write.lock.provider": FILESYSTEM_PROVIDER}
 # What a Java writer's FileSystemBasedLockProvider leaves: LockInfo through Jackson's pretty printer.
@@ -154,6 +156,20 @@ def test_retries_as_hudis_lock_manager(base):
 
 def test_defaults_are_hudis():
     assert LockRetries() == LockRetries(60_000, 50, 5_000)
+
+
+def test_an_unset_config_retries_as_hudi_0_15s_lock_manager(base):
+    """HoodieLockConfig (hudi-client-common, org.apache.hudi.config): `client.num_retries` 50 since
+    0.13.0 (HUDI-5391; 0.11's HUDI-3938 had raised it from 0 to 10), `client.wait_time_ms_between_retry`
+    5000 (HUDI-5623, 0.13.0), `wait_time_ms` 60000; unchanged through 0.15 and 1.x."""
+    config = HoodieTable(str(base), hoodie_conf=FS).write_config
+    assert LockRetries.from_config(config) == LockRetries(60_000, 50, 5_000)
+    assert config.get(opt.LOCK_ACQUIRE_NUM_RETRIES) == 15  # LockConfiguration, the providers' own retries
+    assert config.get(opt.LOCK_ACQUIRE_RETRY_MAX_WAIT_TIME_MS) == 16_000  # HUDI-5782, 0.14.0
+
+
+def test_without_a_provider_our_own_lock_is_tried_once(base):
+    assert LockRetries.from_config(HoodieTable(str(base)).write_config) == ONE_TRY
 
 
 def _cli_clean(base, *conf: str) -> int:
