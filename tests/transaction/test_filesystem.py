@@ -9,9 +9,11 @@ import socket
 import time
 
 import pytest
+from builders import TableBuilder, ts
 from transaction.lock_tables import FAST_RETRIES, open_table, tree
 
 from hudi_assets import config_options as opt
+from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.clean.workflow import clean_table
 from hudi_assets.cli import main
@@ -250,3 +252,17 @@ def test_a_java_writer_that_deleted_our_lock_stops_the_clean_before_any_delete(d
             clean_table(table, CleanConfig.from_write_config(table.write_config))
     assert {p for p in demo_base.rglob("*.parquet")} == data_files
     assert not (demo_base / ".hoodie" / "lock").exists()
+
+
+def test_a_java_writer_that_deleted_our_lock_stops_the_archive_before_it_deletes_state_files(tmp_path):
+    b = TableBuilder(tmp_path)
+    for i in range(20):
+        b.commit(ts(i))
+    table = open_table(tmp_path, **FS)
+    config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
+    timeline = sorted(p.name for p in (tmp_path / ".hoodie").iterdir() if p.is_file() and p.name != "lock")
+    with table_lock(table, "archive"):
+        (tmp_path / ".hoodie" / "lock").unlink()  # what the Java provider's unlock does to any lock file
+        with pytest.raises(HudiAssetsError, match=r"lost Hudi's lock of this archive run"):
+            HoodieTimelineArchiver(table, config).archive_if_required()
+    assert sorted(p.name for p in (tmp_path / ".hoodie").iterdir() if p.is_file()) == timeline
