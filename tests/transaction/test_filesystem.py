@@ -4,6 +4,7 @@ lock manager's retries around it."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import time
@@ -154,6 +155,18 @@ def test_retries_as_hudis_lock_manager(base):
         acquire(provider, LockRetries(wait_time_ms=10, client_num_retries=4,
                                       client_wait_time_ms_between_retry=250), sleeps.append)
     assert sleeps == [0.25] * 4
+
+
+def test_each_failed_try_logs_how_long_the_remaining_tries_take(base, caplog):
+    (base / ".hoodie" / "lock").write_bytes(JAVA_LOCK_INFO)
+    provider = FileSystemBasedLockProvider.from_config(open_table(base, **FS), "clean")
+    with caplog.at_level(logging.INFO, logger="hudi_assets.transaction.lock_manager"), \
+            pytest.raises(TableBusyError, match="gave up after 51 tries"):
+        acquire(provider, LockRetries(), lambda _seconds: None)  # Hudi's defaults, without the sleeping
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 50 and "held by thread 'pool-7-thread-1'" in lines[0]
+    assert "(1 of 51 tries); retrying 50 more time(s) 5s apart, about 4m1" in lines[0]
+    assert "(50 of 51 tries); retrying 1 more time(s) 5s apart, about 5.0s more" in lines[-1]
 
 
 def test_defaults_are_hudis():
