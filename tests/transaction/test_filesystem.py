@@ -279,3 +279,10 @@ def test_a_java_writer_that_deleted_our_lock_stops_the_archive_before_it_deletes
         with pytest.raises(HudiAssetsError, match=r"lost Hudi's lock of this archive run"):
             HoodieTimelineArchiver(table, config).archive_if_required()
     assert sorted(p.name for p in (tmp_path / ".hoodie").iterdir() if p.is_file()) == timeline
+
+
+def test_a_lock_file_nested_too_deep_for_json_is_reported_as_text(base):
+    (base / ".hoodie" / "lock").write_bytes(b"[" * 100_000)
+    with pytest.raises(TableBusyError, match=r"an owner that wrote '\[\[\["), \
+            table_lock(open_table(base, **FS), "clean"):
+        pass

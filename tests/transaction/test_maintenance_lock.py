@@ -308,3 +308,9 @@ def test_a_directory_at_the_lock_path_is_refused_naming_it(table, tmp_path, caps
     err = capsys.readouterr().err
     assert f"{tmp_path / LOCK_FILE}: is a directory" in err and "Errno" not in err
     assert _tree(tmp_path) == before
+
+
+def test_a_lock_file_nested_too_deep_for_json_is_unreadable_not_a_traceback(table, tmp_path):
+    (tmp_path / LOCK_FILE).write_bytes(b"[" * 100_000)
+    with pytest.raises(TableBusyError, match="unreadable lock file: not a hudi-assets lock file"):
+        _take(table)
