@@ -259,7 +259,7 @@ ZK_SESSION_TIMEOUT_MS = IntOption(key="hoodie.write.lock.zookeeper.session_timeo
                                   minimum=1, doc="ZooKeeper session timeout")
 ZK_CONNECTION_TIMEOUT_MS = IntOption(key="hoodie.write.lock.zookeeper.connection_timeout_ms",
                                      default=15_000, minimum=1, doc="ZooKeeper connection timeout")
-DYNAMODB_LOCK_TABLE_NAME = StrOption(key="hoodie.write.lock.dynamodb.table", default="",
+DYNAMODB_LOCK_TABLE_NAME = StrOption(key="hoodie.write.lock.dynamodb.table", default="hudi_locks",
                                      doc="DynamoDB table holding the locks")
 DYNAMODB_LOCK_PARTITION_KEY = StrOption(key="hoodie.write.lock.dynamodb.partition_key", default="",
                                         doc="the lock's partition key value (default: the table name)")
@@ -273,7 +273,7 @@ DYNAMODB_LOCK_READ_CAPACITY = IntOption(key="hoodie.write.lock.dynamodb.read_cap
 DYNAMODB_LOCK_WRITE_CAPACITY = IntOption(key="hoodie.write.lock.dynamodb.write_capacity", default=10,
                                          minimum=1, doc="write capacity of a provisioned lock table")
 DYNAMODB_LOCK_TABLE_CREATION_TIMEOUT = IntOption(
-    key="hoodie.write.lock.dynamodb.table_creation_timeout", default=600_000, minimum=0,
+    key="hoodie.write.lock.dynamodb.table_creation_timeout", default=120_000, minimum=0,
     doc="milliseconds to wait for a created lock table to become active")
 DYNAMODB_ENDPOINT_URL = StrOption(key="hoodie.write.lock.dynamodb.endpoint_url", default="",
                                   doc="DynamoDB endpoint (tests, local DynamoDB)")

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 from builders import TableBuilder, ts
+from transaction.lock_tables import hold_maintenance_lock
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.exceptions import TableBusyError
-from hudi_assets.lock import TableLock
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.archived import ArchivedTimeline
 
@@ -74,7 +74,7 @@ def test_run_refused_while_the_lock_is_held_changes_nothing(tmp_path, merge):
     active, archived = _state_files(b.table())
     everything = set(active) | set(archived)
     conf = [*CONF, *MERGE] if merge else CONF
-    with TableLock.acquire(b.table(), operation="clean"):
+    with hold_maintenance_lock(b.table(), "clean"):
         before = _tree(tmp_path)
         proc = _archive_cli(tmp_path, conf)
         out, err = proc.communicate(timeout=120)
@@ -125,7 +125,7 @@ def test_orchestration_style_selection_made_before_another_run_is_redone(tmp_pat
 def test_archiver_refuses_while_a_clean_holds_the_lock(tmp_path):
     b = _table(tmp_path, merge=False)
     config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
-    with TableLock.acquire(b.table(), operation="clean"):
+    with hold_maintenance_lock(b.table(), "clean"):
         with pytest.raises(TableBusyError, match="clean by pid"):
             HoodieTimelineArchiver(b.table(), config).archive_if_required()
         with pytest.raises(TableBusyError):

@@ -311,13 +311,13 @@ def test_non_partitioned_table_emptied_by_a_replacecommit_completes(builder):
 
 def test_clean_is_refused_and_changes_nothing_while_another_run_holds_the_lock(tmp_path, capsys):
     """The table lock (the one `archive` takes) keeps a clean out: exit 1 naming the owner."""
-    from hudi_assets.lock import TableLock
+    from transaction.lock_tables import hold_maintenance_lock
 
     base = tmp_path / "t"
     generate_table(Storage(str(base)), "COPY_ON_WRITE", name="t", partitions=PARTITIONS, commits=12, seed=5)
     before = _listing(tmp_path)
     args = ["clean", str(base), "--engine", "local", "--hoodie-conf=hoodie.cleaner.commits.retained=3"]
-    with TableLock.acquire(HoodieTable(str(base)), "archive"):
+    with hold_maintenance_lock(HoodieTable(str(base)), "archive"):
         held = _listing(tmp_path)
         assert main(args) == 1
         assert main(["clean", str(base), "--discard-pending", "20240101000000000"]) == 1
