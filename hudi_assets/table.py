@@ -1,4 +1,4 @@
-"""`HoodieTable`: a table's storage, config, settings and active timeline (Hudi's
+"""`HoodieTable`: a table's storage, config, settings, timeline layout and active timeline (Hudi's
 HoodieTableMetaClient), and the entry point of the Python API (`table.maintenance`)."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from hudi_assets.config import WriteConfig
 from hudi_assets.storage import Storage
-from hudi_assets.table_config import TableConfig, load_table_config
-from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline
+from hudi_assets.table_config import PROPERTIES_FILE, TableConfig, load_table_config
+from hudi_assets.timeline.layout import TimelineLayout, timeline_layout
+from hudi_assets.timeline.timeline import ActiveTimeline
 
 if TYPE_CHECKING:
     from hudi_assets.maintenance import TableMaintenance
@@ -28,7 +29,8 @@ class HoodieTable:
                  hoodie_conf: Mapping[str, str] | None = None, props_file: str | None = None):
         self.storage = base_path if isinstance(base_path, Storage) else Storage(base_path, storage_options)
         self.config: TableConfig = load_table_config(self.storage)
-        self.config.check_supported(self.storage.uri(f"{METAFOLDER}/hoodie.properties"))
+        self.config.check_supported(self.storage.uri(PROPERTIES_FILE))
+        self.timeline_layout: TimelineLayout = timeline_layout(self.config)
         self.write_config = WriteConfig.load(self.config.props, props_file, dict(hoodie_conf or {}))
 
     @property
@@ -41,7 +43,7 @@ class HoodieTable:
 
     @cached_property
     def active_timeline(self) -> ActiveTimeline:
-        return ActiveTimeline.load(self.storage)
+        return self.timeline_layout.load_active_timeline(self.storage, self.config)
 
     @property
     def timeline(self) -> ActiveTimeline:
