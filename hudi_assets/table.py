@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from hudi_assets.config import WriteConfig
 from hudi_assets.storage import Storage
-from hudi_assets.table_config import PROPERTIES_FILE, TableConfig, load_table_config
+from hudi_assets.table_config import TableConfig, load_table_config
 from hudi_assets.timeline.layout import TimelineLayout, timeline_layout
-from hudi_assets.timeline.timeline import ActiveTimeline
+from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline
 
 if TYPE_CHECKING:
     from hudi_assets.maintenance import TableMaintenance
@@ -29,8 +29,7 @@ class HoodieTable:
                  hoodie_conf: Mapping[str, str] | None = None, props_file: str | None = None):
         self.storage = base_path if isinstance(base_path, Storage) else Storage(base_path, storage_options)
         self.config: TableConfig = load_table_config(self.storage)
-        self.config.check_supported(self.storage.uri(PROPERTIES_FILE))
-        self.timeline_layout: TimelineLayout = timeline_layout(self.config)
+        self.config.check_supported(self.storage.uri(f"{METAFOLDER}/hoodie.properties"))
         self.write_config = WriteConfig.load(self.config.props, props_file, dict(hoodie_conf or {}))
 
     @property
@@ -40,6 +39,11 @@ class HoodieTable:
     @property
     def is_mor(self) -> bool:
         return self.config.is_mor
+
+    @cached_property
+    def timeline_layout(self) -> TimelineLayout:
+        """How this table's timeline is named, placed and encoded (resolved once)."""
+        return timeline_layout(self.config)
 
     @cached_property
     def active_timeline(self) -> ActiveTimeline:
