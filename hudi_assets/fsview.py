@@ -5,7 +5,8 @@ text metafile, or `.parquet`/`.orc` with `hoodie.partition.metafile.use.base.for
 `.<name>.crc` checksum files are never data files: Hudi reads the local file system through Hadoop's
 `ChecksumFileSystem`, whose listings hide them.
 A file group is every data file with one file id in a partition; a file slice is a base instant's
-base file plus the log files carrying that instant. A slice is committed when its base instant is
+base file plus the log files carrying that instant, as table versions 5 and 6 slice them (the rule
+is a `FileSlicing`, picked by the table version). A slice is committed when its base instant is
 on the view's timeline (completed writes plus every compaction, pending ones included) or older
 than its first instant. Partitions are listed as one engine task each, so a table with many
 partitions lists in parallel, locally or on Spark.
@@ -17,15 +18,18 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from itertools import repeat
+from typing import Any, Protocol
 
 from hudi_assets.engine import Engine, LocalEngine, gc_paused, store_map
+from hudi_assets.exceptions import UnsupportedTableError
 from hudi_assets.logformat.names import LogFileName
 from hudi_assets.storage import DirectoryListing, Storage
 from hudi_assets.table import HoodieTable
+from hudi_assets.table_config import TableConfig
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import COMPACTION, LOG_COMPACTION
-from hudi_assets.timeline.timeline import Timeline
+from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
 
 log = logging.getLogger(__name__)
 PARTITION_METAFILE = ".hoodie_partition_metadata"
@@ -249,6 +253,51 @@ def build_file_groups(partition: str, names: Iterable[str], base_extension: str)
     return ordered
 
 
+class FileSlicing(Protocol):
+    """Which file slice each data file of a partition joins: the rule of Hudi's file-system view that
+    changes with the table version (log files named by their base instant up to version 6; by
+    their deltacommit, sliced by its completion time, from version 8)."""
+
+    def file_groups(self, partition: str, names: Iterable[str]) -> dict[str, FileGroup]:
+        """A partition's file groups, in the order Hudi's buildFileGroups makes them."""
+        ...
+
+    def slice_keys(self, names: list[str]) -> list[tuple[str, str] | None]:
+        """(file id, slice instant) of each name as `file_groups` slices it, None for a name that is
+        not a data file: the grouping without an object per slice (`file_group_instants`)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class BaseInstantSlicing:
+    """Table versions 5 and 6: a slice is a base instant's base file and the log files naming it."""
+
+    base_extension: str
+
+    @classmethod
+    def of(cls, config: TableConfig, timeline: ActiveTimeline) -> BaseInstantSlicing:
+        return cls(config.base_file_extension)
+
+    def file_groups(self, partition: str, names: Iterable[str]) -> dict[str, FileGroup]:
+        return build_file_groups(partition, names, self.base_extension)
+
+    def slice_keys(self, names: list[str]) -> list[tuple[str, str] | None]:
+        return list(map(data_file_key, names, repeat(self.base_extension)))
+
+
+# hoodie.table.version -> how a view of the table is sliced (given the table's config and timeline).
+_SLICING: dict[int, Callable[[TableConfig, ActiveTimeline], FileSlicing]] = {
+    5: BaseInstantSlicing.of, 6: BaseInstantSlicing.of}
+
+
+def file_slicing(config: TableConfig, timeline: ActiveTimeline) -> FileSlicing:
+    """The slicing rule of the table's version, resolved once per view (never per file)."""
+    make = _SLICING.get(config.table_version)
+    if make is None:
+        raise UnsupportedTableError(f"file slices of table version {config.table_version} are not supported")
+    return make(config, timeline)
+
+
 def data_file_key(name: str, base_extension: str) -> tuple[str, str] | None:
     """(file id, base instant) of a data file name, split as `build_file_groups` splits it; None for
     any other name (checksum files, other extensions, names without the parts)."""
@@ -301,6 +350,7 @@ class FileSystemView:
         self.timeline = timeline if timeline is not None else active.write_timeline().filter(
             lambda i: i.is_completed or i.action == COMPACTION
         )
+        self.slicing = file_slicing(table.config, active)
         self._last = self.timeline.last()
         self._first = self.timeline.first()
         self._timestamps = frozenset(self.timeline.timestamps)
@@ -336,7 +386,7 @@ class FileSystemView:
             names = listings[partition].files if partition in listings else []
         else:
             names = self.table.storage.list_names(partition)[0]
-        groups = build_file_groups(partition, names, self.table.config.base_file_extension)
+        groups = self.slicing.file_groups(partition, names)
         for op in self._compactions_by_partition.get(partition, []):
             if op.file_id in groups:
                 groups[op.file_id].slice_at(op.compaction_instant)

@@ -17,8 +17,9 @@ from hudi_assets.exceptions import CorruptFileError, TableNotFoundError, Unsuppo
 from hudi_assets.properties import format_properties, parse_properties
 from hudi_assets.storage import Storage
 
-PROPERTIES_FILE = ".hoodie/hoodie.properties"
-BACKUP_FILE = ".hoodie/hoodie.properties.backup"
+METAFOLDER = ".hoodie"
+PROPERTIES_FILE = f"{METAFOLDER}/hoodie.properties"
+BACKUP_FILE = f"{METAFOLDER}/hoodie.properties.backup"
 SUPPORTED_TABLE_VERSIONS = (5, 6)
 # Versions whose files read-only commands (`metadata`) understand: Hudi 1.0 (8) and 1.1 (9) as well.
 READABLE_TABLE_VERSIONS = (5, 6, 8, 9)

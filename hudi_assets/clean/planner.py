@@ -26,8 +26,8 @@ from hudi_assets.engine import Engine, LocalEngine, gc_paused, store_map
 from hudi_assets.fsview import (
     FileGroup,
     FileSlice,
+    FileSlicing,
     FileSystemView,
-    build_file_groups,
     discover_partitions,
     list_partitions,
 )
@@ -84,7 +84,7 @@ class PlanContext:
     """What every partition task shares: small and picklable."""
 
     storage: Storage
-    base_extension: str
+    slicing: FileSlicing
     policy: str
     ectr: str | None
     gate: bool  # KEEP_LATEST_COMMITS / BY_HOURS: enough table commits to clean at all
@@ -147,8 +147,7 @@ def plan_listed_partition(ctx: PlanContext, task: PartitionTask, files: dict[str
     names = list(files)
     decision = plan_partition(ctx, task, names, DirectoryListing(names, [], files))
     if decision.delete_partition:
-        on_storage = build_file_groups(task.partition, ctx.storage.list_directory(task.partition).files,
-                                       ctx.base_extension)
+        on_storage = ctx.slicing.file_groups(task.partition, ctx.storage.list_directory(task.partition).files)
         if any(file_id not in task.replaced for file_id in on_storage):
             return replace(decision, delete_partition=False)
     return decision
@@ -173,7 +172,7 @@ def _decide_partition(ctx: PlanContext, task: PartitionTask, names: list[str]) -
     by_commits = ctx.policy != CleaningPolicy.KEEP_LATEST_FILE_VERSIONS
     if by_commits and not ctx.gate:
         return PartitionDecision(partition, False, [])
-    groups = build_file_groups(partition, names, ctx.base_extension)
+    groups = ctx.slicing.file_groups(partition, names)
     compactions, savepointed, replaced = task.compactions, task.savepointed, task.replaced
     for file_id, (_, plan_instant, major) in compactions.items():
         if major and file_id in groups:
@@ -352,7 +351,7 @@ class CleanPlanner:
             gate = len(self.commit_timeline) > 0
         view = self.view.timeline
         return PlanContext(
-            storage=self.table.storage, base_extension=self.table.config.base_file_extension,
+            storage=self.table.storage, slicing=self.view.slicing,
             policy=self.config.policy, ectr=ectr.timestamp if ectr else None, gate=gate,
             file_versions_retained=self.config.file_versions_retained,
             view_timestamps=frozenset(view.timestamps),

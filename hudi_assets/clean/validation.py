@@ -33,7 +33,6 @@ import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import repeat
 from typing import Any
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
@@ -46,7 +45,6 @@ from hudi_assets.fsview import (
     FileSystemView,
     LogFile,
     NameSearch,
-    data_file_key,
     file_group_instants,
 )
 from hudi_assets.storage import Storage
@@ -122,7 +120,7 @@ class _Partition:
         self.has_checksums = search.any_ends_with(".crc")
         self.exists = bool(names or subdirs) or storage.exists(partition) if partition else True
         self.is_partition = search.any_starts_with(PARTITION_METAFILE)
-        keys = map(data_file_key, names, repeat(view.table.config.base_file_extension))
+        keys = view.slicing.slice_keys(names)
         # every listed name -> (file id, base instant) of a data file, None for any other file
         self.key_of = dict(zip(names, keys, strict=True))
         groups = file_group_instants(self.key_of.values())

@@ -97,14 +97,16 @@ class MetadataTableWriter:
         self.storage.create_if_absent(timeline.state_file_path(requested), b"")
         self.reached("mdt_requested", 0)
         inflight = requested.with_state(State.INFLIGHT)
-        self.storage.create_if_absent(timeline.state_file_path(inflight), _workload(by_group).to_json())
+        self.storage.create_if_absent(timeline.state_file_path(inflight),
+                                      timeline.commit_metadata_serde.serialize(_workload(by_group)))
         stats: dict[str, list[WriteStat]] = defaultdict(list)
         for count, target in enumerate(by_group, 1):
             stats[target.file_slice.partition].append(self._append(instant_time, target))
             self.reached("mdt_block_written", count)
         metadata = CommitMetadata(dict(stats), False, {"schema": WRITER_SCHEMA}, UPSERT_PREPPED)
         completed = requested.with_state(State.COMPLETED)
-        self.storage.create_if_absent(timeline.state_file_path(completed), metadata.to_json())
+        self.storage.create_if_absent(timeline.state_file_path(completed),
+                                      timeline.commit_metadata_serde.serialize(metadata))
         self.reached("mdt_completed", 0)
         delete_marker_dir(self.storage, instant_time)
         log.info("metadata table deltacommit %s: %d log blocks", instant_time, len(by_group))
@@ -129,8 +131,10 @@ class MetadataTableWriter:
         """Every file group's latest slice of one metadata partition (base files of completed
         compactions only), in file-group order, with the slice's base instant (its base file's, or its
         log files' when it has none yet)."""
-        committed = BlockFilter.of(self.open().active_timeline.commits_timeline(), frozenset()).is_committed
-        slices = latest_file_slices(partition, self.storage.list(partition), committed, None)
+        timeline = self.open().active_timeline
+        committed = BlockFilter.of(timeline.commits_timeline(), frozenset()).is_committed
+        slices = latest_file_slices(partition, self.storage.list(partition), committed,
+                                    timeline.completion_times)
         if not slices:
             raise CorruptFileError(self.storage.uri(partition), "the metadata partition has no file group")
         result = []

@@ -1,4 +1,5 @@
-"""Reading an instant's metadata: JSON for commits, Avro container files for everything else.
+"""Reading an instant's metadata: commits as the timeline's layout encodes them, Avro container files
+for everything else.
 
 Which file holds what follows Hudi's TimelineMetadataUtils: a clean's plan lives in its requested
 (and inflight) file and its result in the completed file; compaction and clustering plans live in
@@ -57,7 +58,8 @@ def commit_metadata(timeline: ActiveTimeline, instant: Instant) -> CommitMetadat
     """Commit metadata of a commit/deltacommit/replacecommit state file (empty file: empty metadata)."""
     if instant.action not in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT):
         raise ValueError(f"{instant.file_name}: a {instant.action} instant has no commit metadata")
-    return CommitMetadata.from_bytes(timeline.read_details(instant), _path(timeline, instant))
+    data = timeline.read_details(instant)
+    return timeline.commit_metadata_serde.deserialize(data, _path(timeline, instant))
 
 
 def avro_metadata(timeline: ActiveTimeline, instant: Instant, schema_name: str) -> dict[str, Any] | None:

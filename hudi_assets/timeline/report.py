@@ -6,7 +6,6 @@ from typing import Any
 
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
-from hudi_assets.timeline.archived import ArchivedTimeline
 from hudi_assets.timeline.instant import CLEAN, ROLLBACK, Instant
 from hudi_assets.timeline.timeline import COMMIT_ACTIONS, ActiveTimeline
 
@@ -44,7 +43,7 @@ def _archived_rows(table: HoodieTable) -> list[dict[str, Any]]:
     """One row per archived instant (its highest archived state), oldest first."""
     return [
         {"timeline": "archived", "instant": i.timestamp, "action": i.action, "state": i.state.name}
-        for i in ArchivedTimeline.load(table).instants()
+        for i in table.timeline_layout.load_archived_instants(table.storage, table.config)
     ]
 
 

@@ -63,7 +63,7 @@ def _table(tmp_path, base: dict, *blocks: bytes) -> tuple[Storage, list]:
     (partition / f"{FILE_ID}_0-1-0_{BASE}.hfile").write_bytes(_hfile(base))
     (partition / f".{FILE_ID}_{BASE}.log.1_0-1-0").write_bytes(b"".join(blocks))
     storage = Storage(str(tmp_path))
-    slices = latest_file_slices("files", storage.list("files"), lambda instant: True, None)
+    slices = latest_file_slices("files", storage.list("files"), lambda instant: True, {})
     return storage, slices
 
 
@@ -147,7 +147,7 @@ def test_slice_keeps_logs_of_the_latest_base_instant_and_later(tmp_path):
                  f".{FILE_ID}_007.log.1_0-1-0"):
         (partition / name).write_bytes(b"x")
     statuses = Storage(str(tmp_path)).list("files")
-    v6 = latest_file_slices("files", statuses, lambda instant: instant != "009", None)[0]
+    v6 = latest_file_slices("files", statuses, lambda instant: instant != "009", {})[0]
     assert v6.base_file.name == f"{FILE_ID}_0-1-0_005.hfile"
     assert [f.name for f in v6.log_files] == [
         f".{FILE_ID}_005.log.1_0-1-0", f".{FILE_ID}_005.log.2_0-1-0", f".{FILE_ID}_007.log.1_0-1-0"]

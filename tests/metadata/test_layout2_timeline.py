@@ -7,7 +7,8 @@ import pytest
 from hudi_assets.exceptions import CorruptFileError, UnsupportedTableError
 from hudi_assets.table_config import TableConfig
 from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant, State
-from hudi_assets.timeline.layout2 import parse_layout2_name, timeline_folder
+from hudi_assets.timeline.layout import timeline_layout
+from hudi_assets.timeline.layout2 import parse_layout2_name
 
 
 @pytest.mark.parametrize(("name", "instant", "completed"), [
@@ -33,8 +34,9 @@ def test_not_instant_files_are_ignored():
 def test_timeline_folder_and_read_only_versions():
     v9 = TableConfig({"hoodie.table.version": "9", "hoodie.timeline.layout.version": "2",
                       "hoodie.timeline.path": "timeline"})
-    assert timeline_folder(v9) == ".hoodie/timeline"
-    assert timeline_folder(TableConfig({"hoodie.timeline.layout.version": "1"})) == ".hoodie"
+    assert timeline_layout(v9).paths.timeline_path(v9) == ".hoodie/timeline"
+    v6 = TableConfig({"hoodie.timeline.layout.version": "1"})
+    assert timeline_layout(v6).paths.timeline_path(v6) == ".hoodie"
     v9.check_readable("props")
     with pytest.raises(UnsupportedTableError, match="table version 9"):
         v9.check_supported("props")
