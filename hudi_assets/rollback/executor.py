@@ -34,6 +34,7 @@ from hudi_assets.rollback.metadata import (
     serialize_rollback_metadata,
 )
 from hudi_assets.rollback.planner import latest_log_file
+from hudi_assets.rollback.safety import check_plan
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import ROLLBACK, Instant, State
 
@@ -68,6 +69,9 @@ class RollbackActionExecutor:
         """Run the rollback to completion; returns the HoodieRollbackMetadata record written."""
         storage = self.table.storage
         timeline = self.table.reload_timeline()
+        requested = Instant(self.rollback_instant.timestamp, ROLLBACK, State.REQUESTED)
+        check_plan(self.table, self.plan, storage.uri(timeline.state_file_path(requested)),
+                   self.rollback_instant.timestamp)
         started = time.monotonic()
         if self.rollback_instant.is_requested:
             inflight = self.rollback_instant.with_state(State.INFLIGHT)

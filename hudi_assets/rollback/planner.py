@@ -26,6 +26,7 @@ from hudi_assets.fsview import LogFile, list_partitions, parse_base_file_name
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired
 from hudi_assets.rollback.markers import Marker, read_markers
 from hudi_assets.rollback.metadata import RollbackPlan, RollbackRequest
+from hudi_assets.rollback.safety import checked_markers
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import REPLACE_COMMIT, Instant, State
@@ -72,7 +73,8 @@ def plan_rollback(table: HoodieTable, instant: Instant, engine: Engine | None = 
         return RollbackPlan(instant.timestamp, instant.action)
     markers = read_markers(table.storage, instant.timestamp)
     if table.write_config.get(opt.ROLLBACK_USING_MARKERS) and markers:
-        requests = [_marker_request(table, instant, m) for m in markers]
+        requests = [_marker_request(table, instant, m)
+                    for m in checked_markers(table, instant.timestamp, markers)]
     else:
         log.info("rolling back %s by listing: %s", instant,
                  "markers disabled" if markers else "the write left no markers")

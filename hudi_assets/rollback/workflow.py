@@ -18,6 +18,7 @@ from hudi_assets.heartbeat import HeartbeatConfig, delete_heartbeat, is_heartbea
 from hudi_assets.metadata.clean_records import refuse_unknown_partitions
 from hudi_assets.rollback.executor import RollbackActionExecutor, RollbackHooks
 from hudi_assets.rollback.markers import delete_marker_dir
+from hudi_assets.rollback.metadata import RollbackPlan
 from hudi_assets.rollback.pending import PendingRollback, pending_rollbacks
 from hudi_assets.rollback.planner import failed_writes, pending_writes, plan_rollback
 from hudi_assets.table import HoodieTable
@@ -42,23 +43,30 @@ class ExecutedRollback:
     rollback_log_files: int
 
 
-def _execute(table: HoodieTable, instant_time: str, pending: PendingRollback | None, engine: Engine | None,
-             hooks: RollbackHooks, now: datetime | None) -> ExecutedRollback | None:
+def _plan(table: HoodieTable, instant_time: str, engine: Engine | None) -> RollbackPlan | None:
+    """BaseRollbackPlanActionExecutor's plan of a pending write (None when it is gone), checked
+    against the marker rule before anything is written."""
+    target = table.reload_timeline().commits_timeline().get(instant_time)
+    if target is None or target.is_completed:
+        log.warning("no pending write %s left to roll back", instant_time)
+        return None
+    return plan_rollback(table, target, engine)
+
+
+def _execute(table: HoodieTable, planned: PendingRollback | RollbackPlan, hooks: RollbackHooks,
+             now: datetime | None) -> ExecutedRollback:
     """BaseHoodieTableServiceClient.rollback: resume a pending rollback or request a new one."""
-    timeline = table.reload_timeline()
-    if pending is None:
-        target = timeline.commits_timeline().get(instant_time)
-        if target is None or target.is_completed:
-            log.warning("no pending write %s left to roll back", instant_time)
-            return None
-        plan = plan_rollback(table, target, engine)
+    if isinstance(planned, RollbackPlan):
+        timeline = table.reload_timeline()
         rollback_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
                                          table.config.timeline_timezone, now)
-        pending = PendingRollback(Instant(rollback_time, ROLLBACK, State.REQUESTED), plan)
-        table.storage.create_if_absent(timeline.state_file_path(pending.instant), plan.serialize())
-        log.info("requested rollback %s of %s %s (%d requests)", rollback_time, plan.action, instant_time,
-                 len(plan.requests))
+        pending = PendingRollback(Instant(rollback_time, ROLLBACK, State.REQUESTED), planned)
+        table.storage.create_if_absent(timeline.state_file_path(pending.instant), planned.serialize())
+        log.info("requested rollback %s of %s %s (%d requests)", rollback_time, planned.action,
+                 planned.instant_time, len(planned.requests))
         hooks.reached("requested")
+    else:
+        pending = planned
     record = RollbackActionExecutor(table, pending.instant, pending.plan, hooks).execute()
     return ExecutedRollback(pending.instant.timestamp, pending.plan.instant_time, pending.plan.action,
                             record["totalFilesDeleted"],
@@ -67,20 +75,21 @@ def _execute(table: HoodieTable, instant_time: str, pending: PendingRollback | N
 
 def _rollback_all(table: HoodieTable, instant_times: list[str], engine: Engine | None, hooks: RollbackHooks,
                   now: datetime | None) -> list[ExecutedRollback]:
-    """Every pending rollback, plus the given writes, newest first (rollbackFailedWrites)."""
-    pending = pending_rollbacks(table)
-    targets: dict[str, PendingRollback | None] = dict(pending)
+    """Every pending rollback, plus the given writes, newest first (rollbackFailedWrites). Every
+    new rollback is planned (and its markers checked) before the first is requested: one refused
+    marker leaves the whole table as it was."""
+    targets: dict[str, PendingRollback | None] = dict(pending_rollbacks(table))
     for instant_time in instant_times:
         targets.setdefault(instant_time, None)
-    done = []
+    planned: list[PendingRollback | RollbackPlan] = []
     for instant_time in sorted(targets, reverse=True):
         if instant_time <= FULL_BOOTSTRAP_INSTANT:
             log.warning("failed bootstrap %s is not rolled back by hudi-assets", instant_time)
             continue
-        executed = _execute(table, instant_time, targets[instant_time], engine, hooks, now)
-        if executed is not None:
-            done.append(executed)
-    return done
+        found = targets[instant_time] or _plan(table, instant_time, engine)
+        if found is not None:
+            planned.append(found)
+    return [_execute(table, found, hooks, now) for found in planned]
 
 
 def rollback_failed_writes(table: HoodieTable, engine: Engine | None = None,
