@@ -4,6 +4,8 @@ write, newest first.
 
 - `rollback_failed_writes`: the LAZY policy's step before a clean: writes whose heartbeat expired.
 - `rollback_write`: one named pending write (the `rollback` command).
+- `discard_pending_rollback`: the way out of a refused or stuck rollback, while the write it rolls
+  back is still pending (once that write is gone from the timeline, its files would be trusted).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
+from hudi_assets.discard import discard_instant
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.heartbeat import HeartbeatConfig, delete_heartbeat, is_heartbeat_expired, last_heartbeat_ms
@@ -158,3 +161,23 @@ def _check_rollbackable(table: HoodieTable, instant_time: str, force: bool, now_
         if not force:
             raise HudiInputError(f"{message}; pass --force only if the writer is surely gone")
         log.warning("%s; rolling back anyway (--force)", message)
+
+
+def discard_pending_rollback(table: HoodieTable, rollback_instant: str) -> list[str]:
+    """Remove the pending rollback `rollback_instant` from the timeline, keeping copies of its state
+    files (`discard.discard_instant`). Refused (`HudiInputError`) unless the instant it rolls back
+    is still pending: a rollback half done on a write that is gone must be finished, not dropped."""
+    with table_lock(table, "discard a pending rollback"):
+        timeline = table.reload_timeline()
+        pending = {p.instant.timestamp: p for p in pending_rollbacks(table).values()}
+        found = pending.get(rollback_instant)
+        if found is None:
+            names = ", ".join(sorted(pending)) or "none"
+            raise HudiInputError(f"{table.base_path}: no pending rollback {rollback_instant} "
+                                 f"(pending rollbacks: {names})")
+        if pending_writes(timeline).get(found.plan.instant_time) is None:
+            raise HudiInputError(
+                f"{table.base_path}: pending rollback {rollback_instant} rolls back "
+                f"{found.plan.instant_time}, which is no longer pending: its files are no longer on the "
+                "timeline, so the rollback must finish (run `hudi-assets rollback` again), not be discarded")
+        return discard_instant(table, found.instant)
