@@ -2,10 +2,12 @@
 with BaseRollbackHelper; the COW and MOR executors differ only in what their plans hold).
 
 Order, as Hudi: `<t>.rollback.requested` -> `<t>.rollback.inflight` (empty) -> delete the planned
-files and append rollback command blocks -> the metadata table's update, when the table has one
-(`metadata/rollback_records.py`) -> delete the failed instant's inflight, then requested
-state file -> `<t>.rollback` (HoodieRollbackMetadata) -> delete the instant's marker directory and
-heartbeat. Every step can be repeated, so a run killed anywhere is finished by the next one: a file
+files and append rollback command blocks (a planned file still there after its delete stops the
+rollback here, inflight: exit 1, the next run retries) -> the metadata table's update, when the
+table has one (`metadata/rollback_records.py`) -> delete the failed instant's inflight, then
+requested state file -> `<t>.rollback` (HoodieRollbackMetadata) -> delete the instant's marker
+directory (its heartbeat is the workflow's: Hudi deletes it only under the LAZY failed-writes
+policy). Every step can be repeated, so a run killed anywhere is finished by the next one: a file
 already deleted is skipped, and a command block a killed run already wrote is found and reused
 rather than appended twice.
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 
-from hudi_assets.heartbeat import delete_heartbeat
+from hudi_assets.exceptions import DeleteFailedError
 from hudi_assets.logformat import (
     BlockType,
     HeaderKey,
@@ -52,7 +54,7 @@ class RollbackHooks:
         on a table with a metadata table "mdt_requested", "mdt_block_written", "mdt_completed" (the
         rollback's metadata deltacommit) and "mdt_rolled_back" (the failed instant's one undone),
         "instant_deleted" (the failed instant's state files are gone) or "complete" (`<t>.rollback`
-        written, markers and heartbeat not yet deleted)."""
+        written, markers not yet deleted)."""
 
 
 class RollbackActionExecutor:
@@ -88,6 +90,7 @@ class RollbackActionExecutor:
                 else:
                     stats[stat.partition_path] = stat
             self.hooks.reached("request")
+        self._refuse_undeleted(stats.values())
         taken = int((time.monotonic() - started) * 1000)
         record = rollback_metadata_record(self.rollback_instant.timestamp, taken, self.plan.instant_time,
                                           self.plan.action, list(stats.values()))
@@ -100,11 +103,24 @@ class RollbackActionExecutor:
                                  serialize_rollback_metadata(record))
         self.hooks.reached("complete")
         delete_marker_dir(storage, self.plan.instant_time)
-        delete_heartbeat(storage, self.plan.instant_time)
         self.table.reload_timeline()
         log.info("rolled back %s %s at %s: %d files deleted", self.plan.action, self.plan.instant_time,
                  self.rollback_instant.timestamp, record["totalFilesDeleted"])
         return record
+
+    def _refuse_undeleted(self, stats) -> None:
+        """BaseRollbackHelper.deleteFiles throws when a delete fails: the rollback stays inflight and
+        the next run retries it. Completing instead would drop the instant from the timeline while
+        its uncommitted file stays, which readers take as committed once archival passes it. So no
+        metadata-table update and no removal of the instant while a planned file still exists."""
+        storage = self.table.storage
+        left = [path for stat in stats for path in stat.failed_delete_files
+                if storage.exists(storage.relativize(path))]
+        if left:
+            raise DeleteFailedError(
+                f"rollback {self.rollback_instant.timestamp} of {self.plan.instant_time} could not delete "
+                f"{', '.join(left)}; it stays inflight and the next `hudi-assets rollback` (or LAZY clean) "
+                "retries it", left)
 
     def _update_metadata_table(self, record: dict) -> None:
         """`writeTableMetadata`, in `finishRollback` before the failed instant's state files go."""

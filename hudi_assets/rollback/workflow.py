@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
+from hudi_assets import config_options as opt
 from hudi_assets.discard import discard_instant
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import HudiInputError
@@ -57,7 +58,7 @@ def _plan(table: HoodieTable, instant_time: str, engine: Engine | None) -> Rollb
 
 
 def _execute(table: HoodieTable, planned: PendingRollback | RollbackPlan, hooks: RollbackHooks,
-             now: datetime | None) -> ExecutedRollback:
+             now: datetime | None, lazy: bool) -> ExecutedRollback:
     """BaseHoodieTableServiceClient.rollback: resume a pending rollback or request a new one."""
     if isinstance(planned, RollbackPlan):
         timeline = table.reload_timeline()
@@ -71,13 +72,21 @@ def _execute(table: HoodieTable, planned: PendingRollback | RollbackPlan, hooks:
     else:
         pending = planned
     record = RollbackActionExecutor(table, pending.instant, pending.plan, hooks).execute()
+    if lazy:
+        delete_heartbeat(table.storage, pending.plan.instant_time)
     return ExecutedRollback(pending.instant.timestamp, pending.plan.instant_time, pending.plan.action,
                             record["totalFilesDeleted"],
                             sum(len(p["rollbackLogFiles"]) for p in record["partitionMetadata"].values()))
 
 
+def _is_lazy(table: HoodieTable) -> bool:
+    """HeartbeatUtils.deleteHeartbeatFile(..., config) removes a rolled-back write's heartbeat only
+    under the LAZY failed-writes policy, whose writers keep heartbeats."""
+    return table.write_config.get(opt.FAILED_WRITES_CLEANER_POLICY) == "LAZY"
+
+
 def _rollback_all(table: HoodieTable, instant_times: list[str], engine: Engine | None, hooks: RollbackHooks,
-                  now: datetime | None) -> list[ExecutedRollback]:
+                  now: datetime | None, lazy: bool) -> list[ExecutedRollback]:
     """Every pending rollback, plus the given writes, newest first (rollbackFailedWrites). Every
     new rollback is planned (and its markers checked) before the first is requested: one refused
     marker leaves the whole table as it was."""
@@ -92,7 +101,7 @@ def _rollback_all(table: HoodieTable, instant_times: list[str], engine: Engine |
         found = targets[instant_time] or _plan(table, instant_time, engine)
         if found is not None:
             planned.append(found)
-    return [_execute(table, found, hooks, now) for found in planned]
+    return [_execute(table, found, hooks, now, lazy) for found in planned]
 
 
 def rollback_failed_writes(table: HoodieTable, engine: Engine | None = None,
@@ -105,7 +114,7 @@ def rollback_failed_writes(table: HoodieTable, engine: Engine | None = None,
     failed = [i.timestamp for i in failed_writes(table, heartbeat, now_ms)]
     if table.config.has_metadata_table and (failed or pending_rollbacks(table)):
         refuse_unknown_partitions(table, "roll back")
-    return _rollback_all(table, failed, engine, hooks or RollbackHooks(), now)
+    return _rollback_all(table, failed, engine, hooks or RollbackHooks(), now, lazy=True)
 
 
 def rollback_write(table: HoodieTable, instant_time: str, force: bool = False, engine: Engine | None = None,
@@ -122,7 +131,7 @@ def rollback_write(table: HoodieTable, instant_time: str, force: bool = False, e
             if _finish_completed(table, instant_time):
                 return []
             _check_rollbackable(table, instant_time, force, now_ms)
-        return _rollback_all(table, [instant_time], engine, hooks or RollbackHooks(), now)
+        return _rollback_all(table, [instant_time], engine, hooks or RollbackHooks(), now, _is_lazy(table))
 
 
 def _finish_completed(table: HoodieTable, instant_time: str) -> bool:
@@ -135,7 +144,8 @@ def _finish_completed(table: HoodieTable, instant_time: str) -> bool:
         if instant_time in (metadata.completed_metadata(timeline, rollback) or {}).get("commitsRollback", []):
             log.info("%s was already rolled back by %s", instant_time, rollback.timestamp)
             delete_marker_dir(table.storage, instant_time)
-            delete_heartbeat(table.storage, instant_time)
+            if _is_lazy(table):
+                delete_heartbeat(table.storage, instant_time)
             return True
     return False
 
