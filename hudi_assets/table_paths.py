@@ -23,7 +23,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from hudi_assets.exceptions import PathOutsideTableError
-from hudi_assets.fsview import PARTITION_METAFILE, LogFile
+from hudi_assets.fsview import PARTITION_METAFILE, LogFile, is_checksum_file
 from hudi_assets.timeline.timeline import METAFOLDER
 
 if TYPE_CHECKING:
@@ -100,8 +100,10 @@ def data_file_problem(rel: str) -> str | None:
 
 def written_instant(name: str, base_extension: str) -> str | None:
     """The instant a data file's name says wrote it, as Hudi's rollback path filter reads names: a
-    name containing the base file extension -> `FSUtils.getCommitTime` (so a Hadoop `.crc` sidecar
-    goes with its file); a log file -> the instant of the slice it belongs to."""
+    name containing the base file extension -> `FSUtils.getCommitTime`; a log file -> the instant
+    of the slice it belongs to; a Hadoop `.crc` sidecar -> that of the file it guards."""
+    if is_checksum_file(name):  # `.<name>.crc`: Hadoop's checksum of the file it names
+        return written_instant(name[1:-4], base_extension)
     log_file = LogFile.parse(name)
     if log_file is not None:
         return log_file.base_instant

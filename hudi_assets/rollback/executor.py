@@ -2,7 +2,8 @@
 with BaseRollbackHelper; the COW and MOR executors differ only in what their plans hold).
 
 Order, as Hudi: `<t>.rollback.requested` -> `<t>.rollback.inflight` (empty) -> delete the planned
-files and append rollback command blocks (a planned file still there after its delete stops the
+files and append rollback command blocks, each log file written with an APPEND marker under the
+rollback's instant (a planned file still there after its delete stops the
 rollback here, inflight: exit 1, the next run retries) -> the metadata table's update, when the
 table has one (`metadata/rollback_records.py`) -> delete the failed instant's inflight, then
 requested state file -> `<t>.rollback` (HoodieRollbackMetadata) -> delete the instant's marker
@@ -27,7 +28,7 @@ from hudi_assets.logformat import (
     rollback_command_block,
 )
 from hudi_assets.logformat.block import ROLLBACK_COMMAND
-from hudi_assets.rollback.markers import delete_marker_dir
+from hudi_assets.rollback.markers import create_append_marker, delete_marker_dir
 from hudi_assets.rollback.metadata import (
     PartitionRollbackStat,
     RollbackPlan,
@@ -170,6 +171,7 @@ class RollbackActionExecutor:
         latest = latest_log_file(self.table, partition, request.file_id, request.latest_base_instant)
         if latest is not None and self._is_our_block(partition, latest.name):
             rel = f"{partition}/{latest.name}" if partition else latest.name
+            create_append_marker(storage, self.rollback_instant.timestamp, rel)
             status = storage.status(rel)
             return rel, status.size if status else 0
         version = latest.version + 1 if latest is not None else 1
@@ -177,6 +179,7 @@ class RollbackActionExecutor:
                            ROLLBACK_WRITE_TOKEN).format()
         rel = f"{partition}/{name}" if partition else name
         data = encode_block(rollback_command_block(block_instant, self.plan.instant_time))
+        create_append_marker(storage, self.rollback_instant.timestamp, rel)
         storage.create_if_absent(rel, data)
         return rel, len(data)
 

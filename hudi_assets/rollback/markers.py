@@ -95,6 +95,13 @@ def _timeline_server_markers(storage: Storage, folder: str) -> list[Marker]:
     return markers
 
 
+def create_append_marker(storage: Storage, instant_time: str, rel: str) -> None:
+    """A DIRECT `APPEND` marker of the log file `rel` under `instant_time` (Hudi's rollback writes
+    one for its command-block log file, `getRollbackLogMarkerCallback`, before the file is created:
+    whoever resumes a crashed rollback finds every file it may have written)."""
+    storage.create_if_absent(f"{marker_dir(instant_time)}/{rel}{MARKER_EXTENSION}.APPEND", b"")
+
+
 def delete_marker_dir(storage: Storage, instant_time: str) -> None:
     """WriteMarkers.quietDeleteMarkerDir."""
     storage.delete_dir(marker_dir(instant_time))
