@@ -39,6 +39,7 @@ from hudi_assets.rollback.metadata import (
 from hudi_assets.rollback.planner import latest_log_file
 from hudi_assets.rollback.safety import check_plan
 from hudi_assets.table import HoodieTable
+from hudi_assets.table_paths import table_relative
 from hudi_assets.timeline.instant import ROLLBACK, Instant, State
 
 log = logging.getLogger(__name__)
@@ -152,14 +153,19 @@ class RollbackActionExecutor:
 
     def _delete(self, path: str) -> PartitionRollbackStat:
         storage = self.table.storage
-        rel = storage.relativize(path)
-        outcome = storage.delete_many([rel])
-        stat = PartitionRollbackStat(rel.rpartition("/")[0])
+        rel = table_relative(storage, path)
+        directory, _, name = rel.rpartition("/")
+        # Hadoop's local file system deletes a file's `.crc` checksum with it (its listing hides
+        # them, Hudi's raw listing filter takes them): a checksum of a deleted file goes too.
+        companions = [f"{directory}/.{name}.crc" if directory else f".{name}.crc"] if storage.is_local else []
+        outcome = storage.delete_many([rel, *companions])
+        stat = PartitionRollbackStat(directory)
         # Hadoop's delete() answers false for a file already gone (a resumed rollback), which Hudi
         # records as a failed delete; so do we.
-        (stat.success_delete_files if outcome.deleted else stat.failed_delete_files).append(path)
-        for why in outcome.failed.values():
-            log.warning("rollback %s could not delete %s: %s", self.rollback_instant.timestamp, path, why)
+        (stat.success_delete_files if rel in outcome.deleted else stat.failed_delete_files).append(path)
+        for failed, why in outcome.failed.items():
+            log.warning("rollback %s could not delete %s: %s", self.rollback_instant.timestamp,
+                        storage.uri(failed), why)
         return stat
 
     def _append_rollback_block(self, request: RollbackRequest, block_instant: str) -> tuple[str, int]:
