@@ -151,8 +151,13 @@ def split_uri(path: str) -> tuple[str, str]:
     found = _SCHEME.match(path)
     if found is None:
         return "", path
-    rest = path[found.end():]
-    return found.group(1).lower(), rest[2:] if rest.startswith("//") else rest
+    scheme, rest = found.group(1).lower(), path[found.end():]
+    if not rest.startswith("//"):
+        return scheme, rest
+    rest = rest[2:]
+    if scheme == "file" and not rest.startswith("/"):  # file://host/path: the host is no part of the path
+        rest = "/" + rest.partition("/")[2]
+    return scheme, rest
 
 
 def _split_base(base_uri: str) -> tuple[str, str]:
