@@ -43,12 +43,13 @@ def run(args: argparse.Namespace) -> int:
                         hoodie_conf=parse_overrides(args.hoodie_conf), props_file=args.props)
     if args.discard_pending:
         if args.instant:
-            raise HudiInputError("give either INSTANT or --discard-pending ROLLBACK_INSTANT, not both")
+            raise HudiInputError(f"{table.base_path}: give either INSTANT or --discard-pending "
+                                 "ROLLBACK_INSTANT, not both")
         for copy in discard_pending_rollback(table, args.discard_pending):
             print(f"discarded: state file kept as {copy}")
         return 0
     if not args.instant:
-        raise HudiInputError("INSTANT (the pending write to roll back) is required")
+        raise HudiInputError(f"{table.base_path}: INSTANT (the pending write to roll back) is required")
     if args.dry_run:
         target = pending_writes(table.reload_timeline()).get(args.instant)
         if target is None:

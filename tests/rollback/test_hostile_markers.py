@@ -181,8 +181,11 @@ def test_pending_plan_deleting_a_committed_file_is_refused_then_discarded(failed
     assert plan_file.name in err and "was written by instant" in err and "--discard-pending" in err
     assert _snapshot(tmp_path) == before
 
-    assert main(["rollback", demo.base_path, "--discard-pending", "20990101000000000"]) == 0
-    assert not plan_file.exists()
+    both = ["rollback", demo.base_path, demo.failed_instant, "--discard-pending", "20990101000000000"]
+    assert main(both) == 2
+    assert "not both" in capsys.readouterr().err
+    [copy] = HoodieTable(demo.base_path).maintenance.discard_pending_rollback("20990101000000000")
+    assert copy.endswith(plan_file.name) and not plan_file.exists()
     kept = Path(demo.base_path) / ".hoodie" / ".aux" / "hudi-assets" / "discarded" / plan_file.name
     assert kept.read_bytes() == plan_bytes
     assert main(["rollback", demo.base_path, demo.failed_instant]) == 0

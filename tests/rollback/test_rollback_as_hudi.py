@@ -106,6 +106,7 @@ def test_heartbeat_is_deleted_only_under_lazy(failed_table, policy, kept):
     conf = f"hoodie.cleaner.policy.failed.writes={policy}"
     assert main(["rollback", demo.base_path, demo.failed_instant, "--hoodie-conf", conf]) == 0
     assert beat.exists() == kept
+    assert read_rows(demo.base_path) == expected_rows(demo)
 
 
 def test_corrupt_requested_rollback_is_dropped_and_an_inflight_one_skipped(failed_table):
