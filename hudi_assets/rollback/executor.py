@@ -3,8 +3,8 @@ with BaseRollbackHelper; the COW and MOR executors differ only in what their pla
 
 Order, as Hudi: `<t>.rollback.requested` -> `<t>.rollback.inflight` (empty) -> delete the planned
 files and append rollback command blocks, each log file written with an APPEND marker under the
-rollback's instant (a planned file still there after its delete stops the
-rollback here, inflight: exit 1, the next run retries) -> the metadata table's update, when the
+rollback's instant (a planned file still there after its delete stops the rollback here, inflight:
+exit 1, the next run retries) -> the metadata table's update, when the
 table has one (`metadata/rollback_records.py`) -> delete the failed instant's inflight, then
 requested state file -> `<t>.rollback` (HoodieRollbackMetadata) -> delete the instant's marker
 directory (its heartbeat is the workflow's: Hudi deletes it only under the LAZY failed-writes
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 
 from hudi_assets.exceptions import DeleteFailedError
 from hudi_assets.logformat import (
@@ -73,9 +74,7 @@ class RollbackActionExecutor:
         """Run the rollback to completion; returns the HoodieRollbackMetadata record written."""
         storage = self.table.storage
         timeline = self.table.reload_timeline()
-        requested = Instant(self.rollback_instant.timestamp, ROLLBACK, State.REQUESTED)
-        check_plan(self.table, self.plan, storage.uri(timeline.state_file_path(requested)),
-                   self.rollback_instant.timestamp)
+        check_plan(self.table, self.plan, self.rollback_instant)
         started = time.monotonic()
         if self.rollback_instant.is_requested:
             inflight = self.rollback_instant.with_state(State.INFLIGHT)
@@ -110,14 +109,14 @@ class RollbackActionExecutor:
                  self.rollback_instant.timestamp, record["totalFilesDeleted"])
         return record
 
-    def _refuse_undeleted(self, stats) -> None:
+    def _refuse_undeleted(self, stats: Iterable[PartitionRollbackStat]) -> None:
         """BaseRollbackHelper.deleteFiles throws when a delete fails: the rollback stays inflight and
         the next run retries it. Completing instead would drop the instant from the timeline while
         its uncommitted file stays, which readers take as committed once archival passes it. So no
         metadata-table update and no removal of the instant while a planned file still exists."""
         storage = self.table.storage
         left = [path for stat in stats for path in stat.failed_delete_files
-                if storage.exists(storage.relativize(path))]
+                if storage.exists(table_relative(storage, path))]
         if left:
             raise DeleteFailedError(
                 f"rollback {self.rollback_instant.timestamp} of {self.plan.instant_time} could not delete "

@@ -20,6 +20,7 @@ from hudi_assets.rollback.markers import Marker
 from hudi_assets.rollback.metadata import RollbackPlan
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_paths import data_file_problem, rollback_file_problem, table_relative, written_instant
+from hudi_assets.timeline.instant import Instant, State
 
 REFUSED = ("Nothing was written or deleted; the write stays pending. Inspect the markers, then remove "
            "the offending lines (a marker only ever names a file its own write created or appended to)")
@@ -47,24 +48,25 @@ def checked_markers(table: HoodieTable, instant_time: str, markers: Iterable[Mar
     return checked
 
 
-def check_plan(table: HoodieTable, plan: RollbackPlan, plan_file: str, rollback_instant: str) -> None:
+def check_plan(table: HoodieTable, plan: RollbackPlan, rollback_instant: Instant) -> None:
     """A pending rollback plan (ours or a Java writer's) before its first delete: every file it
     deletes is one the failed instant wrote; every log file it appends to is a data file."""
+    requested = rollback_instant.with_state(State.REQUESTED)
+    plan_file = table.storage.uri(table.active_timeline.state_file_path(requested))
+    hint = REFUSED_PLAN.format(path=table.base_path, instant=rollback_instant.timestamp)
     extension = table.config.base_file_extension
     for request in plan.requests:
         for path in request.files_to_delete:
             rel, why = _canonical(table, path)
             why = why or rollback_file_problem(rel, plan.instant_time, extension)
             if why is not None:
-                raise UnsafePlanError(plan_file, path, why,
-                                      REFUSED_PLAN.format(path=table.base_path, instant=rollback_instant))
+                raise UnsafePlanError(plan_file, path, why, hint)
         for path in request.log_blocks_to_delete:
             rel, why = _canonical(table, f"{request.partition_path}/{path.rpartition('/')[2]}")
             why = why or data_file_problem(rel) or (None if LogFile.parse(rel.rpartition("/")[2])
                                                      else "is not a log file")
             if why is not None:
-                raise UnsafePlanError(plan_file, path, why,
-                                      REFUSED_PLAN.format(path=table.base_path, instant=rollback_instant))
+                raise UnsafePlanError(plan_file, path, why, hint)
 
 
 def _canonical(table: HoodieTable, path: str) -> tuple[str, str | None]:

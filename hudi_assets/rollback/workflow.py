@@ -25,6 +25,7 @@ from hudi_assets.rollback.markers import delete_marker_dir
 from hudi_assets.rollback.metadata import RollbackPlan
 from hudi_assets.rollback.pending import PendingRollback, pending_rollbacks
 from hudi_assets.rollback.planner import failed_writes, pending_writes, plan_rollback
+from hudi_assets.rollback.safety import check_plan
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import ROLLBACK, Instant, State
@@ -88,8 +89,8 @@ def _is_lazy(table: HoodieTable) -> bool:
 def _rollback_all(table: HoodieTable, instant_times: list[str], engine: Engine | None, hooks: RollbackHooks,
                   now: datetime | None, lazy: bool) -> list[ExecutedRollback]:
     """Every pending rollback, plus the given writes, newest first (rollbackFailedWrites). Every
-    new rollback is planned (and its markers checked) before the first is requested: one refused
-    marker leaves the whole table as it was."""
+    pending plan is checked and every new rollback planned (its markers checked) before the first
+    is requested or resumed: one refused marker or plan leaves the whole table as it was."""
     targets: dict[str, PendingRollback | None] = dict(pending_rollbacks(table))
     for instant_time in instant_times:
         targets.setdefault(instant_time, None)
@@ -98,7 +99,11 @@ def _rollback_all(table: HoodieTable, instant_times: list[str], engine: Engine |
         if instant_time <= FULL_BOOTSTRAP_INSTANT:
             log.warning("failed bootstrap %s is not rolled back by hudi-assets", instant_time)
             continue
-        found = targets[instant_time] or _plan(table, instant_time, engine)
+        found = targets[instant_time]
+        if found is None:
+            found = _plan(table, instant_time, engine)
+        else:
+            check_plan(table, found.plan, found.instant)
         if found is not None:
             planned.append(found)
     return [_execute(table, found, hooks, now, lazy) for found in planned]

@@ -204,3 +204,15 @@ def test_discard_pending_rollback_refused_once_its_write_is_gone(failed_table, t
     assert plan_file.exists()
     assert main(["rollback", demo.base_path, "--discard-pending", "20000101000000000"]) == 2
     assert "no pending rollback" in capsys.readouterr().err
+
+
+def test_a_refused_pending_plan_stops_every_rollback_of_the_run(failed_table, tmp_path, capsys):
+    """A LAZY clean with a newer failed write to roll back and a hostile pending rollback of an
+    older one: both are checked before the first is requested, so nothing changes."""
+    demo = failed_table()
+    _pending_plan(demo, f"{demo.base_path}/2024/01/01/{_latest_committed(demo, '2024/01/01')}")
+    (Path(demo.base_path) / ".hoodie" / "20980101000000000.commit.requested").write_bytes(b"")
+    before = _snapshot(tmp_path)
+    assert main(["clean", demo.base_path, "--engine", "local", "--hoodie-conf", LAZY]) == 2
+    assert "20990101000000000.rollback.requested" in capsys.readouterr().err
+    assert _snapshot(tmp_path) == before
