@@ -54,6 +54,7 @@ from hudi_assets.table_paths import is_normal, partition_problem, table_relative
 DISCARD_HINT = ("Nothing was deleted. A refused plan blocks every later clean and a Hudi writer with "
                 "automatic cleaning would execute it: inspect it, then remove it with "
                 "`hudi-assets clean {path} --discard-pending {instant}`")
+NEW_PLAN_HINT = "Nothing was written or deleted: the new plan was refused before it was requested"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +89,13 @@ class ValidationReport:
     def safe(self) -> bool:
         return not self.violations
 
-    def raise_if_unsafe(self, base_path: str) -> None:
+    def raise_if_unsafe(self, base_path: str, requested: bool = True) -> None:
+        """`requested`: the plans are on the timeline (the hint says how to remove one); a new plan
+        refused before it is written leaves nothing to discard."""
         if self.violations:
             first = self.violations[0]
-            raise UnsafePlanError(first.plan_file, first.path, first.problem,
-                                  DISCARD_HINT.format(path=base_path, instant=first.instant))
+            hint = DISCARD_HINT.format(path=base_path, instant=first.instant) if requested else NEW_PLAN_HINT
+            raise UnsafePlanError(first.plan_file, first.path, first.problem, hint)
 
 
 def _is_plain_name(name: str) -> bool:

@@ -193,7 +193,7 @@ def _request(table: HoodieTable, config: CleanConfig, plan: CleanerPlan, now: da
     path = table.active_timeline.state_file_path(requested)
     report = validate_plans(table, config, [(instant_time, f"new clean plan {requested.file_name}", plan)],
                             now)
-    report.raise_if_unsafe(table.base_path)
+    report.raise_if_unsafe(table.base_path, requested=False)
     if not table.storage.create_if_absent(path, plan.serialize()):
         raise HudiAssetsError(f"{requested.file_name} already exists")
     log.info("scheduled clean %s: %d files", instant_time, plan.total_files)

@@ -13,6 +13,7 @@ from builders import pending_clean
 from clean.test_hostile_plans import _rows
 
 from hudi_assets.clean import CleanConfig, CleanPlanner
+from hudi_assets.clean.workflow import request_clean
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo import generate_table
@@ -89,3 +90,18 @@ def test_partition_over_a_nested_live_partition_is_refused(tmp_path, capsys, fac
     (base / "2024" / "01" / "06" / ".hoodie_partition_metadata").write_text("#\n")  # no file group of its own
     plan_file = _pending_partition_delete(base, "2024/01/06")
     _refused(tmp_path, capsys, base, plan_file, "holds partition 2024/01/06/sub beneath it", face)
+
+
+def test_a_new_plan_refused_before_it_is_written_names_nothing_to_discard(tmp_path):
+    base = tmp_path / "t"
+    generate_table(Storage(str(base)), "COPY_ON_WRITE", name="t", partitions=["2024/01/01"], **SMALL)
+    table = HoodieTable(str(base))
+    config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None,
+                                                            dict([RETAIN.split("=")])))
+    plan = CleanPlanner(table, config).plan()
+    plan.partitions_to_delete.append(".hoodie")
+    before = _listing(tmp_path)
+    with pytest.raises(UnsafePlanError) as refused:
+        request_clean(table, config, plan)
+    assert "under .hoodie" in str(refused.value) and "--discard-pending" not in str(refused.value)
+    assert _listing(tmp_path) == before
