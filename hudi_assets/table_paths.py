@@ -33,7 +33,8 @@ AUX_FOLDER = f"{METAFOLDER}/.aux/hudi-assets"
 DISCARDED_FOLDER = f"{AUX_FOLDER}/discarded"
 
 
-def table_relative(storage: Storage, path: str, directory: bool = False) -> str:
+def table_relative(storage: Storage, path: str, directory: bool = False,
+                   resolved_dirs: dict[str, str] | None = None) -> str:
     """The canonical table-relative form of `path` ("" for the base path itself).
 
     Lexically: `Storage.relativize` (every spelling of the base, `..` normalised). On local storage
@@ -41,6 +42,7 @@ def table_relative(storage: Storage, path: str, directory: bool = False) -> str:
     included, and must lie inside the resolved base path: a partition that is a link to a folder
     elsewhere is outside the table. A file that is itself a link is not followed: deleting it
     removes the link. Raises `PathOutsideTableError` for a path that lands outside the table.
+    `resolved_dirs`: a caller's cache of resolved directories for one pass over many paths.
     """
     if "\0" in path:
         shown = path.replace("\0", "\\0")
@@ -48,11 +50,15 @@ def table_relative(storage: Storage, path: str, directory: bool = False) -> str:
     rel = storage.relativize(path)
     if not storage.is_local:
         return rel
-    real_base = os.path.realpath(storage.root)
     parent, _, name = rel.rpartition("/")
-    resolved = os.path.realpath(os.path.join(storage.root, rel if directory else parent))
-    if not directory:
-        resolved = f"{resolved.rstrip(os.sep)}{os.sep}{name}" if name else resolved
+    folder = rel if directory else parent
+    real = resolved_dirs.get(folder) if resolved_dirs is not None else None
+    if real is None:
+        real = os.path.realpath(os.path.join(storage.root, folder))
+        if resolved_dirs is not None:
+            resolved_dirs[folder] = real
+    resolved = f"{real.rstrip(os.sep)}{os.sep}{name}" if name and not directory else real
+    real_base = os.path.realpath(storage.root)
     if resolved == real_base:
         return ""
     if not resolved.startswith(real_base.rstrip(os.sep) + os.sep):

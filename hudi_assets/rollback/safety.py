@@ -12,6 +12,7 @@ instant opened is appended to, never deleted; partition metadata and `.hoodie` a
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 
 from hudi_assets.exceptions import PathOutsideTableError, UnsafePlanError
@@ -31,9 +32,10 @@ REFUSED_PLAN = ("Nothing was deleted. Inspect the plan; `hudi-assets rollback {p
 def checked_markers(table: HoodieTable, instant_time: str, markers: Iterable[Marker]) -> list[Marker]:
     """Every marker in canonical form, or `UnsafePlanError` for the first that breaks the rule."""
     partitions: dict[str, bool] = {}
+    resolved: dict[str, str] = {}
     checked = []
     for marker in markers:
-        rel, why = _canonical(table, marker.file_path)
+        rel, why = _canonical(table, marker.file_path, resolved)
         if why is None:
             why = _marker_problem(table, instant_time, marker, rel)
         if why is None:
@@ -55,23 +57,25 @@ def check_plan(table: HoodieTable, plan: RollbackPlan, rollback_instant: Instant
     plan_file = table.storage.uri(table.active_timeline.state_file_path(requested))
     hint = REFUSED_PLAN.format(path=table.base_path, instant=rollback_instant.timestamp)
     extension = table.config.base_file_extension
+    resolved: dict[str, str] = {}
     for request in plan.requests:
         for path in request.files_to_delete:
-            rel, why = _canonical(table, path)
+            rel, why = _canonical(table, path, resolved)
             why = why or rollback_file_problem(rel, plan.instant_time, extension)
             if why is not None:
                 raise UnsafePlanError(plan_file, path, why, hint)
         for path in request.log_blocks_to_delete:
-            rel, why = _canonical(table, f"{request.partition_path}/{path.rpartition('/')[2]}")
+            name = path.rpartition("/")[2]
+            rel, why = _canonical(table, posixpath.join(request.partition_path, name), resolved)
             why = why or data_file_problem(rel) or (None if LogFile.parse(rel.rpartition("/")[2])
                                                      else "is not a log file")
             if why is not None:
                 raise UnsafePlanError(plan_file, path, why, hint)
 
 
-def _canonical(table: HoodieTable, path: str) -> tuple[str, str | None]:
+def _canonical(table: HoodieTable, path: str, resolved: dict[str, str]) -> tuple[str, str | None]:
     try:
-        return table_relative(table.storage, path), None
+        return table_relative(table.storage, path, resolved_dirs=resolved), None
     except PathOutsideTableError:
         return "", "resolves outside the table's base path"
 

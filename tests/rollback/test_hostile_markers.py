@@ -18,6 +18,7 @@ from rollback.failed_tables import marker_folder, read_rows
 from hudi_assets.cli import main
 from hudi_assets.exceptions import CorruptFileError, UnsafePlanError
 from hudi_assets.rollback import RollbackPlan, RollbackRequest, plan_rollback
+from hudi_assets.rollback.safety import check_plan
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import COMMIT, Instant, State
 
@@ -216,3 +217,17 @@ def test_a_refused_pending_plan_stops_every_rollback_of_the_run(failed_table, tm
     assert main(["clean", demo.base_path, "--engine", "local", "--hoodie-conf", LAZY]) == 2
     assert "20990101000000000.rollback.requested" in capsys.readouterr().err
     assert _snapshot(tmp_path) == before
+
+
+def test_log_blocks_at_the_base_path_pass_the_plan_rule(failed_table):
+    """A table without partitions keeps its files at the base path (partition path "")."""
+    demo = failed_table("MERGE_ON_READ")
+    table = HoodieTable(demo.base_path)
+    log_name = f".fid-0_{demo.failed_instant}.log.1_0-1-1"
+    appended = RollbackPlan(demo.failed_instant, "deltacommit", (
+        RollbackRequest("", "fid-0", "20230101000000000", log_blocks_to_delete={log_name: 10}),))
+    check_plan(table, appended, Instant("20990101000000000", "rollback", State.REQUESTED))
+    hostile = RollbackPlan(demo.failed_instant, "deltacommit", (
+        RollbackRequest("", "fid-0", "20230101000000000", log_blocks_to_delete={"hoodie.properties": 10}),))
+    with pytest.raises(UnsafePlanError, match="is not a log file"):
+        check_plan(table, hostile, Instant("20990101000000000", "rollback", State.REQUESTED))
