@@ -1,9 +1,10 @@
 """`table.maintenance`: the Python face of the core workflows (clean, archive, status).
 
 `HoodieTable(path, hoodie_conf={...}).maintenance.clean(dry_run=True)` plans without writing;
-`clean()` runs one clean as Hudi's write client does; `archive()` archives and merges; `status()`
-says what is due, cheaply, from one listing of `.hoodie/`; `check()` returns the findings on the
-settings. The CLI and the Dagster assets call the same core functions, so a fix lands once.
+`clean()` runs one clean as Hudi's write client does; `archive()` archives and merges; `rollback(t)`
+rolls back a failed write; `status()` says what is due, cheaply, from one listing of `.hoodie/`;
+`check()` returns the findings on the settings. The CLI and the Dagster assets call the same core
+functions, so a fix lands once.
 
 Findings (`config_options.check`): an ERROR raises `SettingsRefusedError` before anything but
 hoodie.properties is read; a WARN is logged and returned by `check()`; `strict=True` refuses on it too.
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from hudi_assets.clean.workflow import CleanResult
     from hudi_assets.config import WriteConfig
     from hudi_assets.findings import Finding
+    from hudi_assets.rollback import ExecutedRollback
     from hudi_assets.table import HoodieTable
 
 log = logging.getLogger(__name__)
@@ -128,6 +130,18 @@ class TableMaintenance:
         from hudi_assets.clean.workflow import discard_pending
 
         return discard_pending(self.table, instant_time)
+
+    def rollback(self, instant_time: str, *, force: bool = False) -> list[ExecutedRollback]:
+        """Roll back one pending write as the `rollback` command does (pending rollbacks first)."""
+        from hudi_assets.rollback import rollback_write
+
+        return rollback_write(self.table, instant_time, force=force)
+
+    def discard_pending_rollback(self, rollback_instant: str) -> list[str]:
+        """Remove a pending rollback (keeping copies of its state files); returns the copies."""
+        from hudi_assets.rollback import discard_pending_rollback
+
+        return discard_pending_rollback(self.table, rollback_instant)
 
     def archive(self, *, dry_run: bool = False, strict: bool = False) -> ArchiveSelection | ArchiveResult:
         """Dry run: what would be archived and why each fence stands where it does. Otherwise

@@ -24,6 +24,7 @@ from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
 from hudi_assets.clean.planner import CleanPlanner
 from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.clean.validation import ValidationReport, validate_plans
+from hudi_assets.discard import discard_instant
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import DeleteFailedError, HudiAssetsError, HudiInputError, UnsupportedTableError
 from hudi_assets.metadata.clean_records import refuse_unknown_partitions
@@ -32,11 +33,9 @@ from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import CLEAN, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time
-from hudi_assets.timeline.timeline import METAFOLDER
 from hudi_assets.transaction import HeldLock, table_lock
 
 log = logging.getLogger(__name__)
-DISCARDED_FOLDER = f"{METAFOLDER}/.aux/hudi-assets/discarded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +193,7 @@ def _request(table: HoodieTable, config: CleanConfig, plan: CleanerPlan, now: da
     path = table.active_timeline.state_file_path(requested)
     report = validate_plans(table, config, [(instant_time, f"new clean plan {requested.file_name}", plan)],
                             now)
-    report.raise_if_unsafe(table.base_path)
+    report.raise_if_unsafe(table.base_path, requested=False)
     if not table.storage.create_if_absent(path, plan.serialize()):
         raise HudiAssetsError(f"{requested.file_name} already exists")
     log.info("scheduled clean %s: %d files", instant_time, plan.total_files)
@@ -315,20 +314,7 @@ def _discard(table: HoodieTable, instant_time: str) -> list[str]:
         pending = ", ".join(i.timestamp for i in timeline.clean_timeline().filter_pending()) or "none"
         raise HudiInputError(f"{table.base_path}: no pending clean {instant_time} "
                              f"(pending cleans: {pending})")
-    instant = matches[0]
-    states = [s for s in (State.INFLIGHT, State.REQUESTED) if timeline.has_state_file(instant.with_state(s))]
-    copies = []
-    for state in states:
-        source = timeline.state_file_path(instant.with_state(state))
-        copy = f"{DISCARDED_FOLDER}/{source.rpartition('/')[2]}"
-        table.storage.write(copy, table.storage.read(source))
-        copies.append(table.storage.uri(copy))
-    for state in states:
-        table.storage.delete_many([timeline.state_file_path(instant.with_state(state))])
-    log.info("discarded pending clean %s; its state files are kept in %s", instant_time,
-             table.storage.uri(DISCARDED_FOLDER))
-    table.reload_timeline()
-    return copies
+    return discard_instant(table, matches[0])
 
 
 def partitions_to_clean(table: HoodieTable, config: CleanConfig,

@@ -5,7 +5,12 @@ from hudi_assets.rollback.executor import RollbackActionExecutor, RollbackHooks
 from hudi_assets.rollback.metadata import RollbackPlan, RollbackRequest
 from hudi_assets.rollback.pending import pending_rollbacks
 from hudi_assets.rollback.planner import failed_writes, plan_rollback
-from hudi_assets.rollback.workflow import ExecutedRollback, rollback_failed_writes, rollback_write
+from hudi_assets.rollback.workflow import (
+    ExecutedRollback,
+    discard_pending_rollback,
+    rollback_failed_writes,
+    rollback_write,
+)
 
 __all__ = [
     "ExecutedRollback",
@@ -13,6 +18,7 @@ __all__ = [
     "RollbackHooks",
     "RollbackPlan",
     "RollbackRequest",
+    "discard_pending_rollback",
     "failed_writes",
     "pending_rollbacks",
     "plan_rollback",

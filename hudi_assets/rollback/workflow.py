@@ -4,6 +4,8 @@ write, newest first.
 
 - `rollback_failed_writes`: the LAZY policy's step before a clean: writes whose heartbeat expired.
 - `rollback_write`: one named pending write (the `rollback` command).
+- `discard_pending_rollback`: the way out of a refused or stuck rollback, while the write it rolls
+  back is still pending (once that write is gone from the timeline, its files would be trusted).
 """
 
 from __future__ import annotations
@@ -12,14 +14,18 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
+from hudi_assets import config_options as opt
+from hudi_assets.discard import discard_instant
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.heartbeat import HeartbeatConfig, delete_heartbeat, is_heartbeat_expired, last_heartbeat_ms
 from hudi_assets.metadata.clean_records import refuse_unknown_partitions
 from hudi_assets.rollback.executor import RollbackActionExecutor, RollbackHooks
 from hudi_assets.rollback.markers import delete_marker_dir
+from hudi_assets.rollback.metadata import RollbackPlan
 from hudi_assets.rollback.pending import PendingRollback, pending_rollbacks
 from hudi_assets.rollback.planner import failed_writes, pending_writes, plan_rollback
+from hudi_assets.rollback.safety import check_plan
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import ROLLBACK, Instant, State
@@ -42,45 +48,65 @@ class ExecutedRollback:
     rollback_log_files: int
 
 
-def _execute(table: HoodieTable, instant_time: str, pending: PendingRollback | None, engine: Engine | None,
-             hooks: RollbackHooks, now: datetime | None) -> ExecutedRollback | None:
+def _plan(table: HoodieTable, instant_time: str, engine: Engine | None) -> RollbackPlan | None:
+    """BaseRollbackPlanActionExecutor's plan of a pending write (None when it is gone), checked
+    against the marker rule before anything is written."""
+    target = table.reload_timeline().commits_timeline().get(instant_time)
+    if target is None or target.is_completed:
+        log.warning("no pending write %s left to roll back", instant_time)
+        return None
+    return plan_rollback(table, target, engine)
+
+
+def _execute(table: HoodieTable, planned: PendingRollback | RollbackPlan, hooks: RollbackHooks,
+             now: datetime | None, lazy: bool) -> ExecutedRollback:
     """BaseHoodieTableServiceClient.rollback: resume a pending rollback or request a new one."""
-    timeline = table.reload_timeline()
-    if pending is None:
-        target = timeline.commits_timeline().get(instant_time)
-        if target is None or target.is_completed:
-            log.warning("no pending write %s left to roll back", instant_time)
-            return None
-        plan = plan_rollback(table, target, engine)
+    if isinstance(planned, RollbackPlan):
+        timeline = table.reload_timeline()
         rollback_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
                                          table.config.timeline_timezone, now)
-        pending = PendingRollback(Instant(rollback_time, ROLLBACK, State.REQUESTED), plan)
-        table.storage.create_if_absent(timeline.state_file_path(pending.instant), plan.serialize())
-        log.info("requested rollback %s of %s %s (%d requests)", rollback_time, plan.action, instant_time,
-                 len(plan.requests))
+        pending = PendingRollback(Instant(rollback_time, ROLLBACK, State.REQUESTED), planned)
+        table.storage.create_if_absent(timeline.state_file_path(pending.instant), planned.serialize())
+        log.info("requested rollback %s of %s %s (%d requests)", rollback_time, planned.action,
+                 planned.instant_time, len(planned.requests))
         hooks.reached("requested")
+    else:
+        pending = planned
     record = RollbackActionExecutor(table, pending.instant, pending.plan, hooks).execute()
+    if lazy:
+        delete_heartbeat(table.storage, pending.plan.instant_time)
     return ExecutedRollback(pending.instant.timestamp, pending.plan.instant_time, pending.plan.action,
                             record["totalFilesDeleted"],
                             sum(len(p["rollbackLogFiles"]) for p in record["partitionMetadata"].values()))
 
 
+def _is_lazy(table: HoodieTable) -> bool:
+    """HeartbeatUtils.deleteHeartbeatFile(..., config) removes a rolled-back write's heartbeat only
+    under the LAZY failed-writes policy, whose writers keep heartbeats."""
+    return table.write_config.get(opt.FAILED_WRITES_CLEANER_POLICY) == "LAZY"
+
+
 def _rollback_all(table: HoodieTable, instant_times: list[str], engine: Engine | None, hooks: RollbackHooks,
-                  now: datetime | None) -> list[ExecutedRollback]:
-    """Every pending rollback, plus the given writes, newest first (rollbackFailedWrites)."""
-    pending = pending_rollbacks(table)
-    targets: dict[str, PendingRollback | None] = dict(pending)
+                  now: datetime | None, lazy: bool) -> list[ExecutedRollback]:
+    """Every pending rollback, plus the given writes, newest first (rollbackFailedWrites). Every
+    pending plan is checked and every new rollback planned (its markers checked) before the first
+    is requested or resumed: one refused marker or plan leaves the whole table as it was."""
+    targets: dict[str, PendingRollback | None] = dict(pending_rollbacks(table))
     for instant_time in instant_times:
         targets.setdefault(instant_time, None)
-    done = []
+    planned: list[PendingRollback | RollbackPlan] = []
     for instant_time in sorted(targets, reverse=True):
         if instant_time <= FULL_BOOTSTRAP_INSTANT:
             log.warning("failed bootstrap %s is not rolled back by hudi-assets", instant_time)
             continue
-        executed = _execute(table, instant_time, targets[instant_time], engine, hooks, now)
-        if executed is not None:
-            done.append(executed)
-    return done
+        found = targets[instant_time]
+        if found is None:
+            found = _plan(table, instant_time, engine)
+        else:
+            check_plan(table, found.plan, found.instant)
+        if found is not None:
+            planned.append(found)
+    return [_execute(table, found, hooks, now, lazy) for found in planned]
 
 
 def rollback_failed_writes(table: HoodieTable, engine: Engine | None = None,
@@ -93,7 +119,7 @@ def rollback_failed_writes(table: HoodieTable, engine: Engine | None = None,
     failed = [i.timestamp for i in failed_writes(table, heartbeat, now_ms)]
     if table.config.has_metadata_table and (failed or pending_rollbacks(table)):
         refuse_unknown_partitions(table, "roll back")
-    return _rollback_all(table, failed, engine, hooks or RollbackHooks(), now)
+    return _rollback_all(table, failed, engine, hooks or RollbackHooks(), now, lazy=True)
 
 
 def rollback_write(table: HoodieTable, instant_time: str, force: bool = False, engine: Engine | None = None,
@@ -110,7 +136,7 @@ def rollback_write(table: HoodieTable, instant_time: str, force: bool = False, e
             if _finish_completed(table, instant_time):
                 return []
             _check_rollbackable(table, instant_time, force, now_ms)
-        return _rollback_all(table, [instant_time], engine, hooks or RollbackHooks(), now)
+        return _rollback_all(table, [instant_time], engine, hooks or RollbackHooks(), now, _is_lazy(table))
 
 
 def _finish_completed(table: HoodieTable, instant_time: str) -> bool:
@@ -123,7 +149,8 @@ def _finish_completed(table: HoodieTable, instant_time: str) -> bool:
         if instant_time in (metadata.completed_metadata(timeline, rollback) or {}).get("commitsRollback", []):
             log.info("%s was already rolled back by %s", instant_time, rollback.timestamp)
             delete_marker_dir(table.storage, instant_time)
-            delete_heartbeat(table.storage, instant_time)
+            if _is_lazy(table):
+                delete_heartbeat(table.storage, instant_time)
             return True
     return False
 
@@ -149,3 +176,23 @@ def _check_rollbackable(table: HoodieTable, instant_time: str, force: bool, now_
         if not force:
             raise HudiInputError(f"{message}; pass --force only if the writer is surely gone")
         log.warning("%s; rolling back anyway (--force)", message)
+
+
+def discard_pending_rollback(table: HoodieTable, rollback_instant: str) -> list[str]:
+    """Remove the pending rollback `rollback_instant` from the timeline, keeping copies of its state
+    files (`discard.discard_instant`). Refused (`HudiInputError`) unless the instant it rolls back
+    is still pending: a rollback half done on a write that is gone must be finished, not dropped."""
+    with table_lock(table, "discard a pending rollback"):
+        timeline = table.reload_timeline()
+        pending = {p.instant.timestamp: p for p in pending_rollbacks(table).values()}
+        found = pending.get(rollback_instant)
+        if found is None:
+            names = ", ".join(sorted(pending)) or "none"
+            raise HudiInputError(f"{table.base_path}: no pending rollback {rollback_instant} "
+                                 f"(pending rollbacks: {names})")
+        if pending_writes(timeline).get(found.plan.instant_time) is None:
+            raise HudiInputError(
+                f"{table.base_path}: pending rollback {rollback_instant} rolls back "
+                f"{found.plan.instant_time}, which is no longer pending: its files are no longer on the "
+                "timeline, so the rollback must finish (run `hudi-assets rollback` again), not be discarded")
+        return discard_instant(table, found.instant)
