@@ -210,7 +210,7 @@ def schedule_clean(table: HoodieTable, config: CleanConfig, engine: Engine | Non
         return plan, None
     with table_lock(table, "clean"):
         if planner.empty_last_clean is not None:  # Hudi deletes an empty last clean file, then scans fully
-            table.storage.delete_many([table.active_timeline.state_file_path(planner.empty_last_clean)])
+            table.storage.delete_checked([table.active_timeline.state_file_path(planner.empty_last_clean)])
         return plan, request_clean(table, config, plan, now)
 
 
@@ -251,8 +251,9 @@ def _run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None,
     for position, clean in enumerate(pending):
         if clean.plan is None:
             # Hudi deletes the empty state file (the inflight one first) and moves on.
-            log.warning("empty clean state file %s: deleted", clean.plan_file)
-            table.storage.delete_many([table.active_timeline.state_file_path(clean.instant)])
+            state_file = table.active_timeline.state_file_path(clean.instant)
+            table.storage.delete_checked([state_file])
+            log.warning("empty clean state file %s: deleted", table.storage.uri(state_file))
             continue
         checked = validated[clean.instant.timestamp]
         if position:  # an earlier clean ran since: check this one against the table as it is now
@@ -295,9 +296,11 @@ def clean_table(table: HoodieTable, config: CleanConfig, engine: Engine | None =
         result = CleanResult()
         pending = pending_cleans(table)
         if (config.allow_multiple or not pending) and needs_cleaning(table, config):
+            # Read again after scheduling: a new plan, or the pending clean an empty last clean
+            # leaves once the planner deleted its completed file, runs in this same run.
             result.plan, result.scheduled = schedule_clean(table, config, engine, now)
-        return run_pending(table, config, engine, progress, hooks, result, now,
-                           pending=pending if result.scheduled is None else None)
+            pending = None
+        return run_pending(table, config, engine, progress, hooks, result, now, pending=pending)
 
 
 def discard_pending(table: HoodieTable, instant_time: str) -> list[str]:
@@ -324,7 +327,7 @@ def _discard(table: HoodieTable, instant_time: str) -> list[str]:
         table.storage.write(copy, table.storage.read(source))
         copies.append(table.storage.uri(copy))
     for state in states:
-        table.storage.delete_many([timeline.state_file_path(instant.with_state(state))])
+        table.storage.delete_checked([timeline.state_file_path(instant.with_state(state))])
     log.info("discarded pending clean %s; its state files are kept in %s", instant_time,
              table.storage.uri(DISCARDED_FOLDER))
     table.reload_timeline()
