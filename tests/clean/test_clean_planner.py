@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import pickle
 from datetime import UTC, datetime
 
@@ -377,3 +378,22 @@ def test_a_decision_comes_back_from_a_worker_as_it_was_sent(decision):
     assert back == decision
     assert all(type(name) is str for name in back.files)
     assert back.file_sizes is None or all(type(size) is int for size in back.file_sizes)
+
+
+def test_empty_last_clean_and_the_pending_clean_it_becomes_go_in_one_run(builder, caplog):
+    """Hudi 0.15's TestCleaner#testCleanEmptyInstants: the schedule step deletes the empty `.clean`,
+    and the same run's execute step deletes the then-pending clean's empty inflight file (before,
+    that waited for the next run, and the log named the requested file)."""
+    b = builder()
+    for n in range(1, 4):
+        b.commit(ts(n), {P: [base_file(f"f{n}", ts(n))]})  # new file groups only: nothing to plan
+    for name in (f"{ts(4)}.clean.requested", f"{ts(4)}.clean.inflight", f"{ts(4)}.clean"):
+        b.state_file(name)
+    caplog.set_level(logging.WARNING, "hudi_assets.clean.workflow")
+    result = clean_table(b.table(), _config({"hoodie.cleaner.commits.retained": "1"}))
+    assert result.scheduled is None and result.executed == []
+    hoodie = b.root / ".hoodie"
+    assert [p.name for p in hoodie.glob(f"{ts(4)}.clean*")] == [f"{ts(4)}.clean.requested"]
+    [line] = caplog.messages
+    assert line.startswith("empty clean state file")
+    assert line.endswith(f"{hoodie}/{ts(4)}.clean.inflight: deleted")
