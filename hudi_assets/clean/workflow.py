@@ -179,22 +179,33 @@ def validate_new_plan(table: HoodieTable, config: CleanConfig, plan: CleanerPlan
 
 
 def request_clean(table: HoodieTable, config: CleanConfig, plan: CleanerPlan,
-                  now: datetime | None = None) -> str | None:
+                  now: datetime | None = None, empty_last_clean: Instant | None = None) -> str | None:
     """Validate a plan in memory, then persist it as `<t>.clean.requested` at a new instant time.
-    None (nothing written) when the plan lists no file, as Hudi drops such plans."""
-    if plan.total_files == 0:
+    None (nothing written) when the plan lists no file, as Hudi drops such plans. `empty_last_clean`:
+    the empty completed clean the planner found, deleted as Hudi does, once the plan passed."""
+    if plan.total_files == 0 and empty_last_clean is None:
         return None
     with table_lock(table, "clean"):
-        return _request(table, config, plan, now)
+        if plan.total_files == 0:
+            _delete_empty_last_clean(table, empty_last_clean)
+            return None
+        return _request(table, config, plan, now, empty_last_clean)
 
 
-def _request(table: HoodieTable, config: CleanConfig, plan: CleanerPlan, now: datetime | None) -> str:
+def _delete_empty_last_clean(table: HoodieTable, instant: Instant | None) -> None:
+    if instant is not None:  # Hudi deletes an empty last clean file (its plan scanned every partition)
+        table.storage.delete_checked([table.active_timeline.state_file_path(instant)])
+
+
+def _request(table: HoodieTable, config: CleanConfig, plan: CleanerPlan, now: datetime | None,
+             empty_last_clean: Instant | None) -> str:
     requested = _next_requested(table, now)
     instant_time = requested.timestamp
     path = table.active_timeline.state_file_path(requested)
     report = validate_plans(table, config, [(instant_time, f"new clean plan {requested.file_name}", plan)],
                             now)
-    report.raise_if_unsafe(table.base_path)
+    report.raise_if_unsafe(table.base_path)  # a refusal comes before the first delete
+    _delete_empty_last_clean(table, empty_last_clean)
     if not table.storage.create_if_absent(path, plan.serialize()):
         raise HudiAssetsError(f"{requested.file_name} already exists")
     log.info("scheduled clean %s: %d files", instant_time, plan.total_files)
@@ -208,10 +219,7 @@ def schedule_clean(table: HoodieTable, config: CleanConfig, engine: Engine | Non
     plan, planner = plan_clean(table, config, engine, now)
     if dry_run:
         return plan, None
-    with table_lock(table, "clean"):
-        if planner.empty_last_clean is not None:  # Hudi deletes an empty last clean file, then scans fully
-            table.storage.delete_checked([table.active_timeline.state_file_path(planner.empty_last_clean)])
-        return plan, request_clean(table, config, plan, now)
+    return plan, request_clean(table, config, plan, now, planner.empty_last_clean)
 
 
 # ---------------------------------------------------------------------------------- execution
