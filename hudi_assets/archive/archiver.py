@@ -35,6 +35,7 @@ from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.archived import ARCHIVED_META_ENTRY, ArchivedTimeline
 from hudi_assets.timeline.instant import Instant
+from hudi_assets.timeline.instant_time import refuse_future_instants
 from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline
 from hudi_assets.transaction import HeldLock, table_lock
 
@@ -95,7 +96,9 @@ class HoodieTimelineArchiver:
         return self.config.merge_enable and not can_append(self.storage)
 
     def select(self) -> ArchiveSelection:
-        return select_instants_to_archive(self.table, self.config, self.table.reload_timeline())
+        timeline = self.table.reload_timeline()
+        refuse_future_instants(self.table, "archive")
+        return select_instants_to_archive(self.table, self.config, timeline)
 
     def archive_if_required(self, merge: bool = True,
                             selection: ArchiveSelection | None = None) -> ArchiveResult:
@@ -109,6 +112,7 @@ class HoodieTimelineArchiver:
         """
         started = time.monotonic()
         with table_lock(self.table, "archive") as lock:
+            refuse_future_instants(self.table, "archive")
             result = ArchiveResult(self._still_valid(selection))
             selection = result.selection
             if self.should_merge:

@@ -24,6 +24,7 @@ from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
 from hudi_assets.clean.planner import CleanPlanner
 from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.clean.validation import ValidationReport, validate_plans
+from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import DeleteFailedError, HudiAssetsError, HudiInputError, UnsupportedTableError
 from hudi_assets.metadata.clean_records import refuse_unknown_partitions
@@ -31,7 +32,7 @@ from hudi_assets.rollback import RollbackHooks, rollback_failed_writes
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import CLEAN, Instant, State
-from hudi_assets.timeline.instant_time import new_instant_time
+from hudi_assets.timeline.instant_time import new_instant_time, refuse_future_instants
 from hudi_assets.timeline.timeline import METAFOLDER
 from hudi_assets.transaction import HeldLock, table_lock
 
@@ -75,6 +76,7 @@ class CleanResult:
 
 # ---------------------------------------------------------------------------------- refusals
 def refuse_unsupported(table: HoodieTable, config: CleanConfig) -> None:
+    refuse_future_instants(table, "clean")
     if table.config.has_metadata_table:
         refuse_unknown_partitions(table)
     if table.config.bootstrap_base_path and config.delete_bootstrap_base_file:
@@ -167,7 +169,8 @@ def planned_file_sizes(table: HoodieTable, plan: CleanerPlan,
 def _next_requested(table: HoodieTable, now: datetime | None) -> Instant:
     timeline = table.reload_timeline()
     instant_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
-                                    table.config.timeline_timezone, now)
+                                    table.config.timeline_timezone, now,
+                                    table.write_config.get(MAX_EXPECTED_CLOCK_SKEW_MS))
     return Instant(instant_time, CLEAN, State.REQUESTED)
 
 
@@ -321,6 +324,7 @@ def discard_pending(table: HoodieTable, instant_time: str) -> list[str]:
 
 def _discard(table: HoodieTable, instant_time: str) -> list[str]:
     timeline = table.reload_timeline()
+    refuse_future_instants(table, "discard a pending clean", allowed=instant_time)
     matches = [i for i in timeline.clean_timeline().filter_pending() if i.timestamp == instant_time]
     if not matches:
         pending = ", ".join(i.timestamp for i in timeline.clean_timeline().filter_pending()) or "none"
