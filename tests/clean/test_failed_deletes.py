@@ -8,7 +8,9 @@ import subprocess
 
 from builders import base_file, ts
 
+from hudi_assets.clean import CleanConfig, schedule_clean
 from hudi_assets.cli import main
+from hudi_assets.config import WriteConfig
 from hudi_assets.timeline.instant import Instant, State
 from hudi_assets.timeline.metadata import completed_metadata
 
@@ -83,3 +85,24 @@ def test_undeletable_empty_pending_clean_exits_1_naming_it(builder, immutable, c
     requested = immutable(b.root / ".hoodie" / f"{ts(3)}.clean.requested")
     assert main(["clean", str(b.root), "--engine", "local"]) == 1
     assert f"{requested}: could not be deleted" in capsys.readouterr().err
+
+
+def test_a_planned_file_already_gone_counts_as_deleted(builder):
+    """Kept on purpose (see the README): Hudi 0.14/0.15 record a file already gone (a resumed clean) in
+    `failedDeleteFiles`, later Hudi counts it deleted, and so do we: the run exits 0."""
+    b = builder()
+    times = [ts(n) for n in range(1, 4)]
+    for t in times:
+        b.commit(t, {P: [base_file("f1", t), base_file("f2", t)]})
+    args = ["clean", str(b.root), "--engine", "local", "--hoodie-conf", "hoodie.cleaner.commits.retained=1"]
+    table = b.table()
+    config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None,
+                                                            {"hoodie.cleaner.commits.retained": "1"}))
+    plan, _ = schedule_clean(table, config)
+    gone = base_file("f1", times[0])
+    (b.root / P / gone).unlink()  # a killed run deleted it before the clean completed
+    assert main(args) == 0
+    [meta] = _cleans(b.table())
+    stat = meta["partitionMetadata"][P]
+    assert gone in stat["successDeleteFiles"] and stat["failedDeleteFiles"] == []
+    assert meta["totalFilesDeleted"] == plan.total_files == 2
