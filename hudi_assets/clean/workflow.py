@@ -27,8 +27,9 @@ from hudi_assets.clean.validation import ValidationReport, validate_plans
 from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import DeleteFailedError, HudiAssetsError, HudiInputError, UnsupportedTableError
+from hudi_assets.heartbeat import HeartbeatConfig
 from hudi_assets.metadata.clean_records import refuse_unknown_partitions
-from hudi_assets.rollback import RollbackHooks, rollback_failed_writes
+from hudi_assets.rollback import RollbackHooks, failed_writes, pending_rollbacks, rollback_failed_writes
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import CLEAN, Instant, State
@@ -289,10 +290,20 @@ def roll_back_failed_writes(table: HoodieTable, config: CleanConfig, engine: Eng
                             now: datetime | None = None, hooks: RollbackHooks | None = None) -> None:
     """Under LAZY, the failed writes (expired heartbeat) are rolled back before planning, as Hudi's
     clean does (`rollbackFailedWrites`); their pending instants would otherwise pin the earliest
-    commit to retain forever. Under EAGER the writer rolls back at its own start: nothing here."""
-    if config.failed_writes_policy == "LAZY":
-        with table_lock(table, "clean"):
-            rollback_failed_writes(table, engine, hooks=hooks, now=now)
+    commit to retain forever. Under EAGER the writer rolls back at its own start: nothing here.
+    While a pending clean plan is refused, nothing is rolled back: the refusal comes before any
+    delete, as in the dry run."""
+    if config.failed_writes_policy != "LAZY":
+        return
+    with table_lock(table, "clean"):
+        heartbeat = HeartbeatConfig.from_write_config(table.write_config)
+        if failed_writes(table, heartbeat) or pending_rollbacks(table):
+            plans = [p for p in pending_cleans(table) if p.plan is not None]
+            if plans and not validate_pending(table, config, plans, now).safe:
+                log.warning("%s: failed writes are not rolled back while a pending clean plan is refused",
+                            table.base_path)
+                return
+        rollback_failed_writes(table, engine, hooks=hooks, now=now)
 
 
 def clean_table(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
