@@ -6,8 +6,7 @@ recover a half-done merge -> convert every state file (removing its marker direc
 `.commits_.archive.<N>_1-0-1` file whole (never appending) -> read it back -> delete requested/inflight
 files, then completed files one by one (HUDI-7207) in the selection's order: rollbacks, cleans,
 commits, each ascending -> delete the copies in `.hoodie/.aux` of archived instants -> merge small
-archive files if enabled. A crash leaves every instant active,
-archived, or both; never neither.
+archive files if enabled. A crash leaves every instant active, archived, or both; never neither.
 """
 
 from __future__ import annotations

@@ -74,8 +74,8 @@ def clock_horizon(timezone: str = "LOCAL", max_skew_ms: int = MAX_EXPECTED_CLOCK
 def new_instant_time(existing: Iterable[str], timezone: str = "LOCAL", now: datetime | None = None,
                      max_skew_ms: int = MAX_EXPECTED_CLOCK_SKEW_MS.default) -> str:
     """A new instant time strictly greater (as a string) than every time in `existing` up to the
-    clock's horizon; times beyond it are refused before any action (`refuse_future_instants`) but the
-    rollback or discard of that instant, which takes the clock's time."""
+    clock's horizon. A time beyond it is refused before any action (`refuse_future_instants`) but
+    the rollback of that instant, whose own time is then the clock's."""
     candidate = format_instant_time(now_in_zone(timezone, now))
     horizon = clock_horizon(timezone, max_skew_ms)
     latest = max((t for t in existing if t <= horizon), default="")
@@ -109,6 +109,6 @@ def refuse_future_instants(table: HoodieTable, action: str, allowed: str | None 
         way_out = f"if it is a failed write, roll it back first: hudi-assets rollback {base} {t}"
     raise HudiInputError(
         f"{table.storage.uri(timeline.state_file_path(instant))}: instant {t} lies beyond this clock "
-        f"({horizon} with {table.write_config.describe(option)}): a writer's clock runs ahead or the "
-        f"instant was named by hand. hudi-assets does not {action} while it is there; {way_out}. "
-        "Nothing was changed")
+        f"({horizon} with {table.write_config.describe(option)}): a writer's clock (or, with a LOCAL "
+        "timeline time zone, its zone) runs ahead, or the instant was named by hand. hudi-assets does "
+        f"not {action} while it is there; {way_out}. Nothing was changed")
