@@ -406,7 +406,7 @@ def test_compaction_plan_copies_in_aux_go_with_their_archived_instants(tmp_path)
     aux.mkdir(parents=True, exist_ok=True)
     archived_copies = [f"{ts(3)}.compaction.requested", f"{ts(7)}.compaction.inflight", f"{ts(2)}.commit"]
     kept = [f"{ts(36)}.compaction.requested",  # its instant stays active
-            "lock", "hudi-assets.lock", f"{ts(4)}.compaction.requested.bak", f"{ts(5)}.unknownaction"]
+            "lock", f"{ts(4)}.compaction.requested.bak", f"{ts(5)}.unknownaction"]
     for name in archived_copies + kept:
         (aux / name).write_bytes(b"plan")
     for folder in ("hudi-assets/discarded", ".bootstrap"):
