@@ -77,3 +77,17 @@ def test_the_allowance_is_a_setting(builder, capsys):
     assert main(["clean", str(b.root), "--engine", "local", *wide]) == 0
     assert main(["clean", str(b.root), "--engine", "local"]) == 2
     assert "hoodie.time.generator.max_expected_clock_skew_ms=200 (default)" in capsys.readouterr().err
+
+
+def test_a_pending_clean_in_the_future_can_be_discarded(builder, capsys):
+    b = builder()
+    for n in range(1, 4):
+        b.commit(ts(n), {"2024/01/01": [base_file("f1", ts(n))]})
+    b.clean(FAR, ts(2), State.REQUESTED)
+    retain = ["--hoodie-conf", "hoodie.cleaner.commits.retained=1"]
+    assert main(["clean", str(b.root), "--engine", "local", *retain]) == 2
+    assert f"discard it first: hudi-assets clean {b.root} --discard-pending {FAR}" in capsys.readouterr().err
+    assert main(["clean", str(b.root), "--discard-pending", FAR]) == 0
+    assert main(["clean", str(b.root), "--engine", "local", *retain]) == 0
+    [clean] = [p.name for p in (b.root / ".hoodie").glob("*.clean")]
+    assert len(clean.split(".")[0]) == 17
