@@ -287,6 +287,11 @@ HEARTBEAT_TOLERABLE_MISSES = IntOption(key="hoodie.client.heartbeat.tolerable.mi
                                        doc="missed heartbeats after which a pending write counts as failed")
 ROLLBACK_USING_MARKERS = BoolOption(key="hoodie.rollback.using.markers", default=True,
                                     doc="roll back failed writes from their markers (else by listing)")
+# Hudi 1.x's HoodieTimeGeneratorConfig; its default, as we always run beside another process (1.x infers
+# 1 ms only for the in-process lock provider).
+MAX_EXPECTED_CLOCK_SKEW_MS = IntOption(
+    key="hoodie.time.generator.max_expected_clock_skew_ms", default=200, minimum=0,
+    doc="how far (ms) an instant on the timeline may lie ahead of this clock; a later one is refused")
 
 # Read by the lock every run takes, and by the rollback of failed writes that LAZY cleaning runs.
 WRITER_SHARED_OPTIONS: tuple[ConfigOption, ...] = (
@@ -297,4 +302,5 @@ WRITER_SHARED_OPTIONS: tuple[ConfigOption, ...] = (
     ZK_CONNECTION_TIMEOUT_MS, DYNAMODB_LOCK_TABLE_NAME, DYNAMODB_LOCK_PARTITION_KEY, DYNAMODB_LOCK_REGION,
     DYNAMODB_LOCK_BILLING_MODE, DYNAMODB_LOCK_READ_CAPACITY, DYNAMODB_LOCK_WRITE_CAPACITY,
     DYNAMODB_LOCK_TABLE_CREATION_TIMEOUT, DYNAMODB_ENDPOINT_URL, AWS_ACCESS_KEY, AWS_SECRET_KEY,
-    AWS_SESSION_TOKEN, HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES, ROLLBACK_USING_MARKERS)
+    AWS_SESSION_TOKEN, HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES, ROLLBACK_USING_MARKERS,
+    MAX_EXPECTED_CLOCK_SKEW_MS)

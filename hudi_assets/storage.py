@@ -555,6 +555,16 @@ class Storage:
                 result.deleted.append(rel)
         return result
 
+    def delete_checked(self, rels: Iterable[str]) -> DeleteResult:
+        """`delete_many` of files the table's state depends on (timeline state files, plans,
+        heartbeats): one that could not be deleted raises `StorageError` naming it, so no run reports
+        done what it left undone. A file already gone counts as deleted."""
+        result = self.delete_many(rels)
+        if result.failed:
+            rel, why = next(iter(result.failed.items()))
+            raise StorageError(f"{self.uri(rel)}: could not be deleted ({why})")
+        return result
+
     def delete_in(self, directory: str, names: Sequence[str]) -> DeleteResult:
         """`delete_many` of plain file names directly inside one directory (results as relative
         paths). Locally the directory is opened once and each unlink is relative to it: the kernel

@@ -27,3 +27,23 @@ def builder(tmp_path):
     def make(table_type: str = "COPY_ON_WRITE", partitioned: bool = True, **props: str) -> TableBuilder:
         return TableBuilder(tmp_path / "t", table_type, partitioned, props)
     return make
+
+
+@pytest.fixture
+def immutable():
+    """`immutable(path)`: make a file undeletable until the test ends, even by root (`chattr +i`: a
+    real EPERM from the file system); skips the test where the attribute is not available."""
+    import subprocess
+
+    made: list[Path] = []
+
+    def make(path: Path) -> Path:
+        if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+            pytest.skip("chattr +i is not available on this file system")
+        made.append(path)
+        return path
+
+    yield make
+    for path in made:
+        if path.exists():
+            subprocess.run(["chattr", "-i", str(path)], check=True)

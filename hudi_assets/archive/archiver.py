@@ -5,8 +5,8 @@ Order of a run (Hudi 0.15 `archiveIfRequired`), all under the table's maintenanc
 recover a half-done merge -> convert every state file (removing its marker directory) -> write one new
 `.commits_.archive.<N>_1-0-1` file whole (never appending) -> read it back -> delete requested/inflight
 files, then completed files one by one (HUDI-7207) in the selection's order: rollbacks, cleans,
-commits, each ascending -> merge small archive files if enabled. A crash leaves every instant active,
-archived, or both; never neither.
+commits, each ascending -> delete the copies in `.hoodie/.aux` of archived instants -> merge small
+archive files if enabled. A crash leaves every instant active, archived, or both; never neither.
 """
 
 from __future__ import annotations
@@ -34,12 +34,14 @@ from hudi_assets.logformat.reader import read_blocks
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.archived import ARCHIVED_META_ENTRY, ArchivedTimeline
-from hudi_assets.timeline.instant import Instant
+from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT, Instant
+from hudi_assets.timeline.instant_time import refuse_future_instants
 from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline
 from hudi_assets.transaction import HeldLock, table_lock
 
 log = logging.getLogger(__name__)
 TEMP_FOLDER = f"{METAFOLDER}/.temp"
+AUX_FOLDER = f"{METAFOLDER}/.aux"
 
 
 class ArchiveHooks:
@@ -59,6 +61,7 @@ class ArchiveResult:
     skipped: list[str] = field(default_factory=list)
     deleted: int = 0
     markers_removed: int = 0
+    aux_removed: int = 0
     merge_recovery: str | None = None
     merged_file: str | None = None
     seconds: float = 0.0
@@ -95,7 +98,9 @@ class HoodieTimelineArchiver:
         return self.config.merge_enable and not can_append(self.storage)
 
     def select(self) -> ArchiveSelection:
-        return select_instants_to_archive(self.table, self.config, self.table.reload_timeline())
+        timeline = self.table.reload_timeline()
+        refuse_future_instants(self.table, "archive")
+        return select_instants_to_archive(self.table, self.config, timeline)
 
     def archive_if_required(self, merge: bool = True,
                             selection: ArchiveSelection | None = None) -> ArchiveResult:
@@ -109,6 +114,7 @@ class HoodieTimelineArchiver:
         """
         started = time.monotonic()
         with table_lock(self.table, "archive") as lock:
+            refuse_future_instants(self.table, "archive")
             result = ArchiveResult(self._still_valid(selection))
             selection = result.selection
             if self.should_merge:
@@ -120,6 +126,7 @@ class HoodieTimelineArchiver:
                 self.hooks.reached("before-delete")
                 lock.check_held()
                 self._delete(selection.state_files, result)
+                self._delete_aux_copies(selection, result)
             else:
                 log.info("No instants to archive")
             if merge and self.should_merge:
@@ -255,6 +262,32 @@ class HoodieTimelineArchiver:
             if n % 1000 == 0:
                 log.info("Deleted %d/%d completed instants", n, len(completed))
         log.info("Deleted %d completed instants", len(completed))
+
+    def _delete_aux_copies(self, selection: ArchiveSelection, result: ArchiveResult) -> None:
+        """deleteAllInstantsOlderOrEqualsInAuxMetaFolder (0.14/0.15): 0.x writers keep a copy of each
+        compaction plan in `.hoodie/.aux`; the instant files directly there up to the latest commit
+        or deltacommit archived go, as long as their instant is no longer active (so a copy a crash
+        left is removed by a later run). Never a subfolder (ours, `.bootstrap`) nor a file whose name
+        is not an instant's (a lock)."""
+        commits = [i.timestamp for i in selection.state_files
+                   if i.is_completed and i.action in (COMMIT, DELTA_COMMIT)]
+        if not commits:
+            return
+        threshold = max(commits)
+        active = set(self.table.reload_timeline().timestamps)
+        copies = []
+        for name in self.storage.list_directory(AUX_FOLDER).files:
+            try:
+                instant = Instant.parse_file_name(name)
+            except CorruptFileError:
+                continue  # an action or state Hudi does not write: not a copy of ours to judge
+            if instant is not None and instant.timestamp <= threshold and instant.timestamp not in active:
+                copies.append(f"{AUX_FOLDER}/{name}")
+        outcome = self.storage.delete_many(copies)
+        result.aux_removed = len(outcome.deleted)
+        for path, why in outcome.failed.items():  # a stale copy is read by no one; a later run retries
+            log.warning("could not delete %s: %s", self.storage.uri(path), why)
+        log.info("Deleted %d instant files of archived instants in %s", result.aux_removed, AUX_FOLDER)
 
     def _delete_files(self, paths: list[str], result: ArchiveResult) -> None:
         if not paths:

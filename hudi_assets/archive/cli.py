@@ -57,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"merge recovery: {result.merge_recovery}")
     if result.archive_file:
         print(f"archived {result.records_written} entries to {table.storage.uri(result.archive_file)}; "
-              f"deleted {result.deleted} state files, {result.markers_removed} marker directories "
-              f"in {result.seconds:.2f}s")
+              f"deleted {result.deleted} state files, {result.markers_removed} marker directories, "
+              f"{result.aux_removed} plan copies in .hoodie/.aux in {result.seconds:.2f}s")
     if result.skipped:
         print(f"skipped {len(result.skipped)} unconvertible state files: {', '.join(result.skipped)}")
     if result.merged_file:

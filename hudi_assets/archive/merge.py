@@ -56,21 +56,21 @@ def recover_pending_merge(archived: ArchivedTimeline) -> str | None:
                                     storage.uri(plan_path))
     except CorruptFileError as exc:
         log.warning("Deleting unreadable merge plan %s: %s", exc.path, exc.problem)
-        storage.delete_many([plan_path])
+        storage.delete_checked([plan_path])
         return "deleted an unreadable merge plan"
     merged = f"{folder}/{plan.get('mergedArchiveFileName')}"
     candidates = [storage.relativize(c) for c in plan.get("candidate") or []]
     if all(storage.exists(c) for c in candidates):
         outcome = "merge had not finished: removed the partial merged file"
         if storage.exists(merged):
-            storage.delete_many([merged])
+            storage.delete_checked([merged])
     else:
         outcome = "merged file complete: removed the remaining candidates"
         if storage.exists(merged):
             result = storage.delete_many(candidates)
             for path, why in result.failed.items():
                 log.warning("Ignoring failed delete of merged candidate %s: %s", path, why)
-    storage.delete_many([plan_path])
+    storage.delete_checked([plan_path])
     log.info("Recovered the merge of small archive files: %s", outcome)
     return outcome
 
@@ -130,7 +130,7 @@ def merge_small_archive_files(archived: ArchivedTimeline, small_file_limit: int,
     try:
         blocks, total = _merged_blocks(storage, candidates, archival_batch)
     except ArchiveMergeError:
-        storage.delete_many([plan_path])  # nothing merged was written; every candidate is still there
+        storage.delete_checked([plan_path])  # nothing merged was written; every candidate is still there
         raise
     if not storage.create_if_absent(merged, b"".join(blocks)):
         raise HudiAssetsError(f"{storage.uri(merged)}: already exists; another archiver is running")
@@ -139,7 +139,7 @@ def merge_small_archive_files(archived: ArchivedTimeline, small_file_limit: int,
     for path, why in result.failed.items():
         log.warning("Ignoring failed delete of merged archive file %s: %s", path, why)
     step("merge-candidates-deleted")
-    storage.delete_many([plan_path])
+    storage.delete_checked([plan_path])
     log.info("Merged %d archived entries of %d small archive files into %s", total, len(candidates),
              merged_name)
     return merged_name

@@ -24,15 +24,17 @@ from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
 from hudi_assets.clean.planner import CleanPlanner
 from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.clean.validation import ValidationReport, validate_plans
+from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.discard import discard_instant
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import DeleteFailedError, HudiAssetsError, HudiInputError, UnsupportedTableError
+from hudi_assets.heartbeat import HeartbeatConfig
 from hudi_assets.metadata.clean_records import refuse_unknown_partitions
-from hudi_assets.rollback import RollbackHooks, rollback_failed_writes
+from hudi_assets.rollback import RollbackHooks, failed_writes, pending_rollbacks, rollback_failed_writes
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import CLEAN, Instant, State
-from hudi_assets.timeline.instant_time import new_instant_time
+from hudi_assets.timeline.instant_time import new_instant_time, refuse_future_instants
 from hudi_assets.transaction import HeldLock, table_lock
 
 log = logging.getLogger(__name__)
@@ -74,6 +76,7 @@ class CleanResult:
 
 # ---------------------------------------------------------------------------------- refusals
 def refuse_unsupported(table: HoodieTable, config: CleanConfig) -> None:
+    refuse_future_instants(table, "clean")
     if table.config.has_metadata_table:
         refuse_unknown_partitions(table)
     if table.config.bootstrap_base_path and config.delete_bootstrap_base_file:
@@ -166,7 +169,8 @@ def planned_file_sizes(table: HoodieTable, plan: CleanerPlan,
 def _next_requested(table: HoodieTable, now: datetime | None) -> Instant:
     timeline = table.reload_timeline()
     instant_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
-                                    table.config.timeline_timezone, now)
+                                    table.config.timeline_timezone, now,
+                                    table.write_config.get(MAX_EXPECTED_CLOCK_SKEW_MS))
     return Instant(instant_time, CLEAN, State.REQUESTED)
 
 
@@ -178,22 +182,33 @@ def validate_new_plan(table: HoodieTable, config: CleanConfig, plan: CleanerPlan
 
 
 def request_clean(table: HoodieTable, config: CleanConfig, plan: CleanerPlan,
-                  now: datetime | None = None) -> str | None:
+                  now: datetime | None = None, empty_last_clean: Instant | None = None) -> str | None:
     """Validate a plan in memory, then persist it as `<t>.clean.requested` at a new instant time.
-    None (nothing written) when the plan lists no file, as Hudi drops such plans."""
-    if plan.total_files == 0:
+    None (nothing written) when the plan lists no file, as Hudi drops such plans. `empty_last_clean`:
+    the empty completed clean the planner found, deleted as Hudi does, once the plan passed."""
+    if plan.total_files == 0 and empty_last_clean is None:
         return None
     with table_lock(table, "clean"):
-        return _request(table, config, plan, now)
+        if plan.total_files == 0:
+            _delete_empty_last_clean(table, empty_last_clean)
+            return None
+        return _request(table, config, plan, now, empty_last_clean)
 
 
-def _request(table: HoodieTable, config: CleanConfig, plan: CleanerPlan, now: datetime | None) -> str:
+def _delete_empty_last_clean(table: HoodieTable, instant: Instant | None) -> None:
+    if instant is not None:  # Hudi deletes an empty last clean file (its plan scanned every partition)
+        table.storage.delete_checked([table.active_timeline.state_file_path(instant)])
+
+
+def _request(table: HoodieTable, config: CleanConfig, plan: CleanerPlan, now: datetime | None,
+             empty_last_clean: Instant | None) -> str:
     requested = _next_requested(table, now)
     instant_time = requested.timestamp
     path = table.active_timeline.state_file_path(requested)
     report = validate_plans(table, config, [(instant_time, f"new clean plan {requested.file_name}", plan)],
                             now)
-    report.raise_if_unsafe(table.base_path, requested=False)
+    report.raise_if_unsafe(table.base_path, requested=False)  # a refusal comes before the first delete
+    _delete_empty_last_clean(table, empty_last_clean)
     if not table.storage.create_if_absent(path, plan.serialize()):
         raise HudiAssetsError(f"{requested.file_name} already exists")
     log.info("scheduled clean %s: %d files", instant_time, plan.total_files)
@@ -207,10 +222,7 @@ def schedule_clean(table: HoodieTable, config: CleanConfig, engine: Engine | Non
     plan, planner = plan_clean(table, config, engine, now)
     if dry_run:
         return plan, None
-    with table_lock(table, "clean"):
-        if planner.empty_last_clean is not None:  # Hudi deletes an empty last clean file, then scans fully
-            table.storage.delete_many([table.active_timeline.state_file_path(planner.empty_last_clean)])
-        return plan, request_clean(table, config, plan, now)
+    return plan, request_clean(table, config, plan, now, planner.empty_last_clean)
 
 
 # ---------------------------------------------------------------------------------- execution
@@ -250,8 +262,9 @@ def _run_pending(table: HoodieTable, config: CleanConfig, engine: Engine | None,
     for position, clean in enumerate(pending):
         if clean.plan is None:
             # Hudi deletes the empty state file (the inflight one first) and moves on.
-            log.warning("empty clean state file %s: deleted", clean.plan_file)
-            table.storage.delete_many([table.active_timeline.state_file_path(clean.instant)])
+            state_file = table.active_timeline.state_file_path(clean.instant)
+            table.storage.delete_checked([state_file])
+            log.warning("empty clean state file %s: deleted", table.storage.uri(state_file))
             continue
         checked = validated[clean.instant.timestamp]
         if position:  # an earlier clean ran since: check this one against the table as it is now
@@ -276,10 +289,20 @@ def roll_back_failed_writes(table: HoodieTable, config: CleanConfig, engine: Eng
                             now: datetime | None = None, hooks: RollbackHooks | None = None) -> None:
     """Under LAZY, the failed writes (expired heartbeat) are rolled back before planning, as Hudi's
     clean does (`rollbackFailedWrites`); their pending instants would otherwise pin the earliest
-    commit to retain forever. Under EAGER the writer rolls back at its own start: nothing here."""
-    if config.failed_writes_policy == "LAZY":
-        with table_lock(table, "clean"):
-            rollback_failed_writes(table, engine, hooks=hooks, now=now)
+    commit to retain forever. Under EAGER the writer rolls back at its own start: nothing here.
+    While a pending clean plan is refused, nothing is rolled back: the refusal comes before any
+    delete, as in the dry run."""
+    if config.failed_writes_policy != "LAZY":
+        return
+    with table_lock(table, "clean"):
+        heartbeat = HeartbeatConfig.from_write_config(table.write_config)
+        if failed_writes(table, heartbeat) or pending_rollbacks(table):
+            plans = [p for p in pending_cleans(table) if p.plan is not None]
+            if plans and not validate_pending(table, config, plans, now).safe:
+                log.warning("%s: failed writes are not rolled back while a pending clean plan is refused",
+                            table.base_path)
+                return
+        rollback_failed_writes(table, engine, hooks=hooks, now=now)
 
 
 def clean_table(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
@@ -294,9 +317,11 @@ def clean_table(table: HoodieTable, config: CleanConfig, engine: Engine | None =
         result = CleanResult()
         pending = pending_cleans(table)
         if (config.allow_multiple or not pending) and needs_cleaning(table, config):
+            # Read again after scheduling: a new plan, or the pending clean an empty last clean
+            # leaves once the planner deleted its completed file, runs in this same run.
             result.plan, result.scheduled = schedule_clean(table, config, engine, now)
-        return run_pending(table, config, engine, progress, hooks, result, now,
-                           pending=pending if result.scheduled is None else None)
+            pending = None
+        return run_pending(table, config, engine, progress, hooks, result, now, pending=pending)
 
 
 def discard_pending(table: HoodieTable, instant_time: str) -> list[str]:
@@ -309,6 +334,7 @@ def discard_pending(table: HoodieTable, instant_time: str) -> list[str]:
 
 def _discard(table: HoodieTable, instant_time: str) -> list[str]:
     timeline = table.reload_timeline()
+    refuse_future_instants(table, "discard a pending clean", allowed=instant_time)
     matches = [i for i in timeline.clean_timeline().filter_pending() if i.timestamp == instant_time]
     if not matches:
         pending = ", ".join(i.timestamp for i in timeline.clean_timeline().filter_pending()) or "none"

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
 from hudi_assets.logformat import LogFileName, encode_block
 from hudi_assets.logformat.hfile_block import encode_hfile_data_block
+from hudi_assets.metadata.clean_records import refuse_pending_compaction
 from hudi_assets.metadata.file_group import BlockFilter, MetadataFileSlice, latest_file_slices
 from hudi_assets.metadata.keys import file_group_index
 from hudi_assets.metadata.payloads import METADATA_RECORD_SCHEMA, WRITER_SCHEMA, MetadataRecord
@@ -36,7 +37,7 @@ from hudi_assets.rollback.planner import plan_rollback
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
-from hudi_assets.timeline.instant import COMPACTION, DELTA_COMMIT, LOG_COMPACTION, ROLLBACK, Instant, State
+from hudi_assets.timeline.instant import DELTA_COMMIT, ROLLBACK, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time
 from hudi_assets.timeline.metadata import commit_metadata
 from hudi_assets.timeline.timeline import ActiveTimeline
@@ -83,12 +84,8 @@ class MetadataTableWriter:
     def commit(self, instant_time: str, records: Iterable[MetadataRecord]) -> CommitMetadata:
         """Write `records` as deltacommit `instant_time`; returns the completed commit metadata."""
         mdt = self.open()
+        refuse_pending_compaction(mdt, "write a deltacommit")
         timeline = mdt.reload_timeline()
-        pending_compactions = timeline.filter_actions({COMPACTION, LOG_COMPACTION}).filter_pending()
-        if pending_compactions:
-            raise HudiAssetsError(
-                f"{self.storage.base_uri}: the metadata table has a pending compaction "
-                f"({', '.join(pending_compactions.timestamps)}); let the table's writer finish it first")
         if any(i.timestamp == instant_time for i in timeline.commits_timeline()):
             self.roll_back(instant_time)
             timeline = mdt.reload_timeline()
@@ -195,7 +192,7 @@ class MetadataTableWriter:
         if target is not None and target.is_completed:  # HoodieActiveTimeline.revertToInflight
             inflight = target.with_state(State.INFLIGHT)
             self.storage.create_if_absent(timeline.state_file_path(inflight), b"")
-            self.storage.delete_many([timeline.state_file_path(target)])
+            self.storage.delete_checked([timeline.state_file_path(target)])
         log.info("rolling back metadata table instant %s at %s", instant_time, rollback.timestamp)
         RollbackActionExecutor(mdt, rollback, plan).execute()
 

@@ -137,7 +137,7 @@ class RollbackActionExecutor:
         for state in (State.INFLIGHT, State.REQUESTED):
             instant = Instant(self.plan.instant_time, self.plan.action, state)
             if timeline.has_state_file(instant):
-                self.table.storage.delete_many([timeline.state_file_path(instant)])
+                self.table.storage.delete_checked([timeline.state_file_path(instant)])
 
     def _perform(self, request: RollbackRequest, block_instant: str) -> list[PartitionRollbackStat]:
         """BaseRollbackHelper.maybeDeleteAndCollectStats for one request."""

@@ -29,7 +29,7 @@ from hudi_assets.rollback.safety import check_plan
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import ROLLBACK, Instant, State
-from hudi_assets.timeline.instant_time import new_instant_time
+from hudi_assets.timeline.instant_time import new_instant_time, refuse_future_instants
 from hudi_assets.transaction import table_lock
 
 log = logging.getLogger(__name__)
@@ -128,6 +128,7 @@ def rollback_write(table: HoodieTable, instant_time: str, force: bool = False, e
     """Roll back one pending write (and finish any pending rollback first). Refused with
     `HudiInputError` when `instant_time` is not a pending commit, deltacommit or non-clustering
     replacecommit, or when its writer's heartbeat is live, unless `force`."""
+    refuse_future_instants(table, "roll back another instant", allowed=instant_time)
     if table.config.has_metadata_table:
         refuse_unknown_partitions(table, "roll back")
     with table_lock(table, "rollback"):

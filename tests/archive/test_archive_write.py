@@ -395,3 +395,25 @@ def test_commit_json_converts_as_jacksons_round_trip_into_the_avro_classes(tmp_p
     b.state_file(f"{ts(2)}.commit", json.dumps(commit).encode())
     entry = to_archived_entry(b.table().active_timeline, Instant(ts(2), "commit"))
     assert entry["hoodieCommitMetadata"]["operationType"] == "UNKNOWN"
+
+
+def test_compaction_plan_copies_in_aux_go_with_their_archived_instants(tmp_path):
+    """0.14/0.15's deleteAllInstantsOlderOrEqualsInAuxMetaFolder: the instant files directly under
+    `.hoodie/.aux` up to the latest archived commit, of instants no longer active; never a subfolder,
+    a lock file, or the copy of an instant still active."""
+    b = _table(tmp_path)
+    aux = tmp_path / ".hoodie/.aux"
+    aux.mkdir(parents=True, exist_ok=True)
+    archived_copies = [f"{ts(3)}.compaction.requested", f"{ts(7)}.compaction.inflight", f"{ts(2)}.commit"]
+    kept = [f"{ts(36)}.compaction.requested",  # its instant stays active
+            "lock", f"{ts(4)}.compaction.requested.bak", f"{ts(5)}.unknownaction"]
+    for name in archived_copies + kept:
+        (aux / name).write_bytes(b"plan")
+    for folder in ("hudi-assets/discarded", ".bootstrap"):
+        (aux / folder).mkdir(parents=True)
+        (aux / folder / f"{ts(1)}.clean.requested").write_bytes(b"copy")
+    result = HoodieTimelineArchiver(b.table(), SMALL).archive_if_required()
+    assert result.aux_removed == len(archived_copies)
+    left = sorted(str(p.relative_to(aux)) for p in aux.rglob("*") if p.is_file())
+    assert left == sorted([*kept, f"hudi-assets/discarded/{ts(1)}.clean.requested",
+                           f".bootstrap/{ts(1)}.clean.requested"])

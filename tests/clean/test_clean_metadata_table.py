@@ -238,3 +238,23 @@ def test_non_partitioned_table_is_kept_in_step(tmp_path, capsys):
     assert main(["metadata", str(tmp_path), "--validate"]) == 0, capsys.readouterr()
     listing = MetadataTable(str(tmp_path)).files_listing.partitions
     assert set(listing[""]) == {base_file("a", t) for t in COMMITS[2:]}
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("action", ["compaction", "logcompaction"])
+def test_pending_metadata_compaction_is_refused_before_any_delete_and_in_the_dry_run(tmp_path, capsys,
+                                                                                    action):
+    """A writer died mid-compaction of the metadata table: the clean and its dry run refuse before
+    anything is deleted or written, naming the compaction and the way out."""
+    _with_mdt(tmp_path, "COPY_ON_WRITE")
+    (tmp_path / f".hoodie/metadata/.hoodie/{COMMITS[-1]}001.{action}.requested").write_bytes(b"")
+    before = _snapshot(tmp_path)
+    args = ["clean", str(tmp_path), "--engine", "local", "--hoodie-conf", "hoodie.cleaner.commits.retained=2"]
+    for extra in (["--dry-run"], []):
+        assert main(args + extra) == 1
+        err = capsys.readouterr().err
+        assert f"pending compaction ({COMMITS[-1]}001)" in err and "finish it first" in err, err
+        assert _snapshot(tmp_path) == before

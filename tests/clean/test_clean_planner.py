@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import pickle
 from datetime import UTC, datetime
 
@@ -9,8 +10,11 @@ import pytest
 from builders import base_file, log_file, ts
 
 from hudi_assets.clean import CleanConfig, CleanPlanner, clean_table, schedule_clean
+from hudi_assets.clean.plan import CleanFileInfo
 from hudi_assets.clean.planner import PartitionDecision, earliest_commit_to_retain, hours_cutoff
+from hudi_assets.clean.workflow import request_clean
 from hudi_assets.config import WriteConfig
+from hudi_assets.exceptions import UnsafePlanError
 from hudi_assets.fsview import FileSystemView
 from hudi_assets.timeline.instant import State
 
@@ -377,3 +381,40 @@ def test_a_decision_comes_back_from_a_worker_as_it_was_sent(decision):
     assert back == decision
     assert all(type(name) is str for name in back.files)
     assert back.file_sizes is None or all(type(size) is int for size in back.file_sizes)
+
+
+def test_empty_last_clean_and_the_pending_clean_it_becomes_go_in_one_run(builder, caplog):
+    """Hudi 0.15's TestCleaner#testCleanEmptyInstants: the schedule step deletes the empty `.clean`,
+    and the same run's execute step deletes the then-pending clean's empty inflight file (before,
+    that waited for the next run, and the log named the requested file)."""
+    b = builder()
+    for n in range(1, 4):
+        b.commit(ts(n), {P: [base_file(f"f{n}", ts(n))]})  # new file groups only: nothing to plan
+    for name in (f"{ts(4)}.clean.requested", f"{ts(4)}.clean.inflight", f"{ts(4)}.clean"):
+        b.state_file(name)
+    caplog.set_level(logging.WARNING, "hudi_assets.clean.workflow")
+    result = clean_table(b.table(), _config({"hoodie.cleaner.commits.retained": "1"}))
+    assert result.scheduled is None and result.executed == []
+    hoodie = b.root / ".hoodie"
+    assert [p.name for p in hoodie.glob(f"{ts(4)}.clean*")] == [f"{ts(4)}.clean.requested"]
+    [line] = caplog.messages
+    assert line.startswith("empty clean state file")
+    assert line.endswith(f"{hoodie}/{ts(4)}.clean.inflight: deleted")
+
+
+def test_refused_new_plan_leaves_the_empty_last_clean_in_place(builder):
+    """The empty last clean is deleted only once the new plan passed validation: a refusal comes
+    before the first delete."""
+    b = builder()
+    names = _cow_versions(b, 5)
+    b.clean(ts(5), ts(3), empty=True)
+    table = b.table()
+    config = _config({"hoodie.cleaner.commits.retained": "2"})
+    planner = CleanPlanner(table, config)
+    plan = planner.plan()
+    plan.file_paths_to_delete[P].append(CleanFileInfo(table.storage.uri(f"{P}/{names[-1]}")))  # latest
+    with pytest.raises(UnsafePlanError):
+        request_clean(table, config, plan, empty_last_clean=planner.empty_last_clean)
+    assert table.storage.exists(f".hoodie/{ts(5)}.clean")
+    assert request_clean(table, config, planner.plan(), empty_last_clean=planner.empty_last_clean)
+    assert not table.storage.exists(f".hoodie/{ts(5)}.clean")

@@ -326,3 +326,26 @@ def test_clean_is_refused_and_changes_nothing_while_another_run_holds_the_lock(t
     assert "busy" in err and "archive" in err and str(os.getpid()) in err
     assert main(args) == 0 and _listing(tmp_path) != before
     assert not (base / ".hoodie/.aux/hudi-assets.lock").exists()
+
+
+def test_lazy_rollback_waits_while_a_pending_plan_is_refused(builder, capsys):
+    """Under LAZY the failed writes are rolled back before the pending cleans run; an unsafe pending
+    plan is refused before that rollback deletes anything, as the dry run refuses it (before, the
+    failed write was rolled back and only then the plan refused)."""
+    from hudi_assets.timeline.instant import Instant, State
+
+    b = builder()
+    p = "2024/01/01"
+    for n in range(1, 4):
+        b.commit(ts(n), {p: [base_file("f1", ts(n))]})
+    b.commit(ts(4), {p: [base_file("f2", ts(4))]}, state=State.INFLIGHT)  # a failed write
+    table = b.table()
+    latest = CleanFileInfo(table.storage.uri(f"{p}/{base_file('f1', ts(3))}"))
+    plan = CleanerPlan(Instant(ts(3), "commit"), ts(3), "KEEP_LATEST_COMMITS", {p: [latest]})
+    pending_clean(table, plan)
+    before = sorted(str(f.relative_to(b.root)) for f in b.root.rglob("*") if f.is_file())
+    lazy = ["--hoodie-conf", "hoodie.cleaner.policy.failed.writes=LAZY"]
+    for extra in (["--dry-run"], ["--engine", "local"]):
+        assert main(["clean", str(b.root), *lazy, *extra]) == 2
+        assert "unsafe" in capsys.readouterr().err
+        assert sorted(str(f.relative_to(b.root)) for f in b.root.rglob("*") if f.is_file()) == before

@@ -15,6 +15,7 @@ from hudi_assets.orchestration.resources import HudiTableRegistry, spark_resourc
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import Instant, State
+from hudi_assets.timeline.instant_time import new_instant_time
 
 pytestmark = [pytest.mark.spark, pytest.mark.dagster]
 SMALL_RETENTION = {"hoodie.cleaner.commits.retained": "3", "hoodie.keep.min.commits": "5",
@@ -78,7 +79,8 @@ def test_unsafe_pending_plan_is_blocked_and_nothing_is_deleted(tmp_path):
     # Another tool left a pending clean that would delete a latest slice.
     bad = CleanerPlan(Instant("20240101000100000", "commit", State.COMPLETED), "", "KEEP_LATEST_COMMITS",
                       {partition: [CleanFileInfo(table.storage.uri(latest.paths[0]), False)]})
-    table.storage.create_if_absent(".hoodie/20991231000000000.clean.requested", bad.serialize())
+    t = new_instant_time(i.timestamp for i in table.active_timeline.raw_instants)  # not in the future
+    table.storage.create_if_absent(f".hoodie/{t}.clean.requested", bad.serialize())
     before = _files(base)
     registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=SMALL_RETENTION, engine="local",
                                  dry_run=False)

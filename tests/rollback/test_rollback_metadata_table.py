@@ -17,6 +17,7 @@ from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo.generator import DemoTable
 from hudi_assets.engine import LocalEngine
+from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.metadata import MetadataTable
 from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.metadata.payloads import partition_files_record
@@ -124,3 +125,20 @@ def test_unknown_metadata_partition_is_refused_before_anything_is_written(failed
     assert main(["rollback", demo.base_path, demo.failed_instant]) == 2
     assert "expr_index_x" in capsys.readouterr().err
     assert sorted(str(p) for p in Path(demo.base_path).rglob("*")) == files
+
+
+def test_pending_metadata_compaction_is_refused_before_any_delete(failed_table, capsys):
+    """The rollback command and a LAZY clean's rollback refuse before deleting a failed write's files."""
+    demo = failed_table("COPY_ON_WRITE")
+    _with_metadata_table(demo, failed_deltacommit=False)
+    mdt_timeline = Path(demo.base_path) / ".hoodie" / "metadata" / ".hoodie"
+    (mdt_timeline / f"{demo.failed_instant}001.compaction.requested").write_bytes(b"")
+    files = {str(p): p.read_bytes() for p in Path(demo.base_path).rglob("*") if p.is_file()}
+    assert main(["rollback", demo.base_path, demo.failed_instant]) == 1
+    assert "pending compaction" in capsys.readouterr().err
+    table = HoodieTable(demo.base_path)
+    config = CleanConfig.from_write_config(WriteConfig.load(
+        table.config.props, None, {"hoodie.cleaner.policy.failed.writes": "LAZY"}))
+    with pytest.raises(HudiAssetsError, match="pending compaction"):
+        clean_table(table, config, LocalEngine())
+    assert {str(p): p.read_bytes() for p in Path(demo.base_path).rglob("*") if p.is_file()} == files
