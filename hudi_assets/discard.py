@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 
-from hudi_assets.exceptions import DeleteFailedError, PathOutsideTableError
+from hudi_assets.exceptions import PathOutsideTableError
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_paths import DISCARDED_FOLDER, aux_file_problem
 from hudi_assets.timeline.instant import Instant, State
@@ -29,11 +29,7 @@ def discard_instant(table: HoodieTable, instant: Instant) -> list[str]:
             raise PathOutsideTableError(f"{storage.uri(copy)}: {why}")
         storage.write(copy, storage.read(source))
         copies.append(storage.uri(copy))
-    outcome = storage.delete_many(sources)
-    if outcome.failed:
-        failed = [storage.uri(rel) for rel in outcome.failed]
-        raise DeleteFailedError(f"{table.base_path}: could not remove {', '.join(failed)} "
-                                f"({'; '.join(outcome.failed.values())}); {instant} is still pending", failed)
+    storage.delete_checked(sources)
     log.info("discarded pending %s %s; its state files are kept in %s", instant.action, instant.timestamp,
              storage.uri(DISCARDED_FOLDER))
     table.reload_timeline()

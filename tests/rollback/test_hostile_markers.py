@@ -165,7 +165,7 @@ def _pending_plan(demo, extra: str) -> Path:
     plan = plan_rollback(table, Instant(demo.failed_instant, COMMIT, State.INFLIGHT))
     hostile = RollbackPlan(plan.instant_time, plan.action,
                            (*plan.requests, RollbackRequest("2024/01/01", files_to_delete=(extra,))))
-    path = Path(demo.base_path) / ".hoodie" / "20990101000000000.rollback.requested"
+    path = Path(demo.base_path) / ".hoodie" / "20250101000000000.rollback.requested"
     path.write_bytes(hostile.serialize())
     return path
 
@@ -182,10 +182,10 @@ def test_pending_plan_deleting_a_committed_file_is_refused_then_discarded(failed
     assert plan_file.name in err and "was written by instant" in err and "--discard-pending" in err
     assert _snapshot(tmp_path) == before
 
-    both = ["rollback", demo.base_path, demo.failed_instant, "--discard-pending", "20990101000000000"]
+    both = ["rollback", demo.base_path, demo.failed_instant, "--discard-pending", "20250101000000000"]
     assert main(both) == 2
     assert "not both" in capsys.readouterr().err
-    [copy] = HoodieTable(demo.base_path).maintenance.discard_pending_rollback("20990101000000000")
+    [copy] = HoodieTable(demo.base_path).maintenance.discard_pending_rollback("20250101000000000")
     assert copy.endswith(plan_file.name) and not plan_file.exists()
     kept = Path(demo.base_path) / ".hoodie" / ".aux" / "hudi-assets" / "discarded" / plan_file.name
     assert kept.read_bytes() == plan_bytes
@@ -200,7 +200,7 @@ def test_discard_pending_rollback_refused_once_its_write_is_gone(failed_table, t
     for state in ("inflight", "commit.requested"):  # the write left the timeline: keep its rollback
         for path in Path(demo.base_path, ".hoodie").glob(f"{demo.failed_instant}.{state}"):
             path.unlink()
-    assert main(["rollback", demo.base_path, "--discard-pending", "20990101000000000"]) == 2
+    assert main(["rollback", demo.base_path, "--discard-pending", "20250101000000000"]) == 2
     assert "no longer pending" in capsys.readouterr().err
     assert plan_file.exists()
     assert main(["rollback", demo.base_path, "--discard-pending", "20000101000000000"]) == 2
@@ -212,10 +212,10 @@ def test_a_refused_pending_plan_stops_every_rollback_of_the_run(failed_table, tm
     older one: both are checked before the first is requested, so nothing changes."""
     demo = failed_table()
     _pending_plan(demo, f"{demo.base_path}/2024/01/01/{_latest_committed(demo, '2024/01/01')}")
-    (Path(demo.base_path) / ".hoodie" / "20980101000000000.commit.requested").write_bytes(b"")
+    (Path(demo.base_path) / ".hoodie" / "20250101000000500.commit.requested").write_bytes(b"")
     before = _snapshot(tmp_path)
     assert main(["clean", demo.base_path, "--engine", "local", "--hoodie-conf", LAZY]) == 2
-    assert "20990101000000000.rollback.requested" in capsys.readouterr().err
+    assert "20250101000000000.rollback.requested" in capsys.readouterr().err
     assert _snapshot(tmp_path) == before
 
 
@@ -226,8 +226,8 @@ def test_log_blocks_at_the_base_path_pass_the_plan_rule(failed_table):
     log_name = f".fid-0_{demo.failed_instant}.log.1_0-1-1"
     appended = RollbackPlan(demo.failed_instant, "deltacommit", (
         RollbackRequest("", "fid-0", "20230101000000000", log_blocks_to_delete={log_name: 10}),))
-    check_plan(table, appended, Instant("20990101000000000", "rollback", State.REQUESTED))
+    check_plan(table, appended, Instant("20250101000000000", "rollback", State.REQUESTED))
     hostile = RollbackPlan(demo.failed_instant, "deltacommit", (
         RollbackRequest("", "fid-0", "20230101000000000", log_blocks_to_delete={"hoodie.properties": 10}),))
     with pytest.raises(UnsafePlanError, match="is not a log file"):
-        check_plan(table, hostile, Instant("20990101000000000", "rollback", State.REQUESTED))
+        check_plan(table, hostile, Instant("20250101000000000", "rollback", State.REQUESTED))

@@ -112,12 +112,12 @@ def test_heartbeat_is_deleted_only_under_lazy(failed_table, policy, kept):
 def test_corrupt_requested_rollback_is_dropped_and_an_inflight_one_skipped(failed_table):
     demo = failed_table()
     hoodie = _hoodie(demo)
-    (hoodie / "20990101000000000.rollback.requested").write_bytes(b"not avro")
-    (hoodie / "20990101000000001.rollback.requested").write_bytes(b"not avro")
-    (hoodie / "20990101000000001.rollback.inflight").write_bytes(b"")
+    (hoodie / "20250101000000000.rollback.requested").write_bytes(b"not avro")
+    (hoodie / "20250101000000001.rollback.requested").write_bytes(b"not avro")
+    (hoodie / "20250101000000001.rollback.inflight").write_bytes(b"")
     assert main(["rollback", demo.base_path, demo.failed_instant]) == 0
-    assert not (hoodie / "20990101000000000.rollback.requested").exists()
-    assert (hoodie / ".aux" / "hudi-assets" / "discarded" / "20990101000000000.rollback.requested").exists()
-    assert (hoodie / "20990101000000001.rollback.inflight").exists()  # may have deleted files: kept
+    assert not (hoodie / "20250101000000000.rollback.requested").exists()
+    assert (hoodie / ".aux" / "hudi-assets" / "discarded" / "20250101000000000.rollback.requested").exists()
+    assert (hoodie / "20250101000000001.rollback.inflight").exists()  # may have deleted files: kept
     assert not _state_files(demo, demo.failed_instant)
     assert read_rows(demo.base_path) == expected_rows(demo)
