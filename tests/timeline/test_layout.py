@@ -162,8 +162,8 @@ def test_the_slicing_rule_follows_the_table_version(builder):
     table = builder().commit(ts(1)).table()
     assert file_slicing(table.config, table.active_timeline) == BaseInstantSlicing(".parquet")
     assert FileSystemView(table).slicing == BaseInstantSlicing(".parquet")
-    with pytest.raises(UnsupportedTableError, match="table version 8"):
-        file_slicing(TableConfig({**V9, "hoodie.table.version": "8"}), table.active_timeline)
+    with pytest.raises(UnsupportedTableError, match="table version 7"):
+        file_slicing(TableConfig({**V9, "hoodie.table.version": "7"}), table.active_timeline)
 
 
 def test_base_instant_slicing_keys_names_as_it_groups_them():
