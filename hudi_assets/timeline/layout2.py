@@ -19,6 +19,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import ClassVar
 
+from hudi_assets.avro.container import serialize_1x
 from hudi_assets.exceptions import CorruptFileError, UnsupportedTableError
 from hudi_assets.storage import FileStatus, Storage
 from hudi_assets.table_config import METAFOLDER, TableConfig
@@ -81,8 +82,12 @@ class CommitMetadataSerDeV2:
     def deserialize(self, data: bytes, path: str) -> CommitMetadata:
         return CommitMetadata.from_bytes(data, path)
 
-    def serialize(self, metadata: CommitMetadata) -> bytes:
-        raise UnsupportedTableError("commit metadata of timeline layout 2 (Hudi 1.x) is not written yet")
+    def serialize(self, metadata: CommitMetadata, sync: bytes | None = None) -> bytes:
+        """Avro, with Hudi 1.x's schema text; a replace commit's record when it names replaced file
+        groups. `sync`: the marker to reuse (re-encoding a file), else a random one."""
+        name = "HoodieCommitMetadata" if metadata.partition_to_replace_file_ids is None else \
+            "HoodieReplaceCommitMetadata"
+        return serialize_1x(name, metadata.to_object(), sync)
 
 
 class TimelinePathProviderV2:

@@ -17,7 +17,6 @@ from hudi_assets.fsview import BaseInstantSlicing, FileSystemView, data_file_key
 from hudi_assets.storage import Storage
 from hudi_assets.table_config import TableConfig, load_table_config
 from hudi_assets.timeline import metadata
-from hudi_assets.timeline.commit_metadata import CommitMetadata
 from hudi_assets.timeline.instant import ACTIONS, Instant, State
 from hudi_assets.timeline.layout import LAYOUT_1, LAYOUT_2, load_active_timeline, timeline_layout
 from hudi_assets.timeline.layout2 import LayoutTwoTimeline
@@ -132,8 +131,6 @@ def test_layout_1_reads_json_commit_metadata_only_and_layout_2_reads_avro():
     assert (read.operation_type, read.schema) == ("INSERT", "{}")
     with pytest.raises(CorruptFileError, match=r"100\.commit"):
         LAYOUT_1.commit_metadata_serde.deserialize(avro, "100.commit")
-    with pytest.raises(UnsupportedTableError):
-        LAYOUT_2.commit_metadata_serde.serialize(CommitMetadata())
 
 
 def test_the_table_resolves_its_layout_once_and_loads_through_it(builder):
