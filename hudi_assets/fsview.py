@@ -309,7 +309,8 @@ class CompletionTimeSlicing:
     base_extension: str
     # Requested -> completion time of every completed instant, active and archived.
     completion_times: Mapping[str, str]
-    # Instants before this one are archived, hence completed (CompletionTimeQueryView.isArchived).
+    # Instants before the first write instant of the active timeline are archived, hence completed
+    # (CompletionTimeQueryViewV2.isArchived); "" when there is none.
     first_active: str
     # (partition, file id) -> instant of the pending compaction planned on the file group.
     pending_compactions: Mapping[tuple[str, str], str]
@@ -317,7 +318,7 @@ class CompletionTimeSlicing:
     @classmethod
     def of(cls, config: TableConfig, timeline: ActiveTimeline) -> CompletionTimeSlicing:
         archived = timeline_layout(config).load_archived_instants(timeline.storage, config)
-        first = timeline.first()
+        first = timeline.write_timeline().first()
         pending = {key: op.compaction_instant for key, op in compaction_operations(timeline).items()}
         return cls(config.base_file_extension, {**archived.completion_times, **timeline.completion_times},
                    first.timestamp if first else "", pending)

@@ -107,10 +107,10 @@ class LSMHistory:
         return pa.concat_tables(tables).sort_by("instantTime")
 
     def timeline(self) -> Timeline:
-        """Every archived instant, completed, with its completion time."""
+        """Every archived instant, completed, with its completion time (CompletionTimeQueryViewV2)."""
         rows = self.read().to_pylist()
         done = State.COMPLETED
         timeline = Timeline(Instant(r["instantTime"], r["action"], done).with_state(done) for r in rows)
-        timeline.completion_times = {r["instantTime"]: r["completionTime"] for r in rows
-                                     if r["completionTime"] is not None}
+        # An instant archived without a completion time (a meta-server's) completed at its own time.
+        timeline.completion_times = {r["instantTime"]: r["completionTime"] or r["instantTime"] for r in rows}
         return timeline

@@ -119,3 +119,10 @@ def test_the_timeline_command_shows_archived_completion_times(storage, capsys):
     rows = json.loads(capsys.readouterr().out)["instants"]
     assert [(r["timeline"], r["instant"], r["completion_time"]) for r in rows] == [
         *(("archived", t, c) for t, _, c in EXPECTED), ("active", "200", "201")]
+
+
+def test_an_instant_archived_without_completion_time_completed_at_its_own_time(storage):
+    rows = [*_rows(("100", "105", "commit")), {**_rows(("110", "x", "commit"))[0], "completionTime": None}]
+    storage.write(f"{HISTORY}/100_110_0.parquet", _parquet(rows))
+    _manifest(storage, 1, ["100_110_0.parquet"])
+    assert LSMHistory(storage, HISTORY).timeline().completion_times == {"100": "105", "110": "110"}
