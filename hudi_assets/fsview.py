@@ -5,8 +5,9 @@ text metafile, or `.parquet`/`.orc` with `hoodie.partition.metafile.use.base.for
 `.<name>.crc` checksum files are never data files: Hudi reads the local file system through Hadoop's
 `ChecksumFileSystem`, whose listings hide them.
 A file group is every data file with one file id in a partition; a file slice is a base instant's
-base file plus the log files carrying that instant, as table versions 5 and 6 slice them (the rule
-is a `FileSlicing`, picked by the table version). A slice is committed when its base instant is
+base file plus its log files: those carrying that instant in table versions 5 and 6, those whose
+deltacommit completed at or after it (and before the next) in versions 8 and 9 (the rule is a
+`FileSlicing`, picked by the table version). A slice is committed when its base instant is
 on the view's timeline (completed writes plus every compaction, pending ones included) or older
 than its first instant. Partitions are listed as one engine task each, so a table with many
 partitions lists in parallel, locally or on Spark.
