@@ -18,9 +18,12 @@ from hudi_assets.config import CLI_NAMES, WriteConfig, parse_overrides
 from hudi_assets.engine import DEFAULT_ENGINE, ENGINES, Engine, create_engine
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
 from hudi_assets.table import HoodieTable
+from hudi_assets.table_config import PROPERTIES_FILE
 
 log = logging.getLogger("hudi_assets")
 
+# Commands that run a table service (refused on table versions without it: `TableConfig.check_service`).
+SERVICE_COMMANDS = ("clean", "archive", "rollback")
 # Modules that each register one more subcommand: `add_parser(subparsers)` sets `func=run(args)`.
 COMMAND_MODULES: list[str] = ["hudi_assets.clean.cli", "hudi_assets.archive.cli", "hudi_assets.rollback.cli",
                               "hudi_assets.metadata.cli"]
@@ -60,10 +63,13 @@ def add_table_arguments(parser: argparse.ArgumentParser, config: bool = False, e
 
 def open_table(args: argparse.Namespace) -> HoodieTable:
     """The table, with the command's `--props` and `--hoodie-conf` in its write config (where its lock
-    provider is chosen)."""
-    return HoodieTable(args.path, _storage_options(args.storage_option),
-                       hoodie_conf=parse_overrides(getattr(args, "hoodie_conf", [])),
-                       props_file=getattr(args, "props", None), conf_names=CLI_NAMES)
+    provider is chosen); a table service the table's version does not have yet is refused here."""
+    table = HoodieTable(args.path, _storage_options(args.storage_option),
+                        hoodie_conf=parse_overrides(getattr(args, "hoodie_conf", [])),
+                        props_file=getattr(args, "props", None), conf_names=CLI_NAMES)
+    if getattr(args, "command", None) in SERVICE_COMMANDS:
+        table.config.check_service(args.command, table.storage.uri(PROPERTIES_FILE))
+    return table
 
 
 def add_strict_argument(parser: argparse.ArgumentParser) -> None:
@@ -103,11 +109,11 @@ def cmd_timeline(args: argparse.Namespace) -> int:
         return 0
     print(f"{table.config.name} ({table.config.table_type}, table version {table.config.table_version}) "
           f"at {table.base_path}")
-    header = ("timeline", "instant", "action", "state", "files", "bytes")
-    widths = (8, 20, 13, 9, 5, 10)
+    header = ("timeline", "requested", "completed", "action", "state", "files", "bytes")
+    widths = (8, 20, 20, 13, 9, 5, 10)
     print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
     for row in rows:
-        cells = (row["timeline"], row["instant"], row["action"], row["state"],
+        cells = (row["timeline"], row["instant"], row["completion_time"] or "", row["action"], row["state"],
                  str(row.get("files_written", "")), str(row.get("bytes_written", "")))
         print("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)))
     active = sum(1 for r in rows if r["timeline"] == "active")

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from hudi_assets.engine import DEFAULT_ENGINE, Engine, create_engine
+from hudi_assets.table_config import PROPERTIES_FILE
 
 if TYPE_CHECKING:
     from hudi_assets.archive.archiver import ArchiveResult
@@ -94,6 +95,10 @@ class TableMaintenance:
         raise_if_refused(findings, strict, "strict=True")
         return findings
 
+    def _service(self, service: str) -> None:
+        """Refuse a service the table's version does not have yet (before anything is read)."""
+        self.table.config.check_service(service, self.table.storage.uri(PROPERTIES_FILE))
+
     def _checked(self, strict: bool) -> None:
         for finding in self.check(strict=strict):
             log.warning(finding.message)
@@ -111,6 +116,7 @@ class TableMaintenance:
         execute every pending clean; returns what was done. The settings are checked first (`check`)."""
         from hudi_assets.clean import workflow
 
+        self._service("clean")
         self._checked(strict)
         config = self._clean_config()
         workflow.refuse_unsupported(self.table, config)
@@ -129,6 +135,7 @@ class TableMaintenance:
         """Remove a pending clean (keeping copies of its state files); returns the copies."""
         from hudi_assets.clean.workflow import discard_pending
 
+        self._service("clean")
         return discard_pending(self.table, instant_time)
 
     def rollback(self, instant_time: str, *, force: bool = False) -> list[ExecutedRollback]:
@@ -148,6 +155,7 @@ class TableMaintenance:
         archive (and merge small archive files when enabled). The settings are checked first (`check`)."""
         from hudi_assets.archive.archiver import HoodieTimelineArchiver
 
+        self._service("archive")
         self._checked(strict)
         archiver = HoodieTimelineArchiver.for_table(self.table)
         return archiver.select() if dry_run else archiver.archive_if_required()

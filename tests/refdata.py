@@ -26,6 +26,14 @@ def table_zips(version: int) -> list[str]:
     return sorted(p.stem for p in TABLES.glob(f"*__v{version}_*.zip"))
 
 
+def more_table_zips() -> list[str]:
+    """Names (`more/<name>`, as `unzip_table` takes them) of the zipped tables in ../shared/tables/more:
+    v8/v9 tables kept apart (no metadata table, LANCE, other key generators)."""
+    if not (TABLES / "more").exists():
+        return []
+    return sorted(f"more/{p.stem}" for p in (TABLES / "more").glob("*.zip"))
+
+
 def unzip_table(name: str, into: Path) -> Path:
     """Unzip one real table (ignoring `__MACOSX/`) and return its base path."""
     archive = shared_path("tables", f"{name}.zip")
