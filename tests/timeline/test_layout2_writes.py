@@ -16,17 +16,17 @@ from hudi_assets.timeline.layout2 import format_epoch_ms, generate_completion_ti
 
 V9 = TableConfig({"hoodie.table.name": "t", "hoodie.table.version": "9",
                   "hoodie.timeline.layout.version": "2", "hoodie.table.timeline.timezone": "UTC"})
-NOW = datetime(2026, 11, 26, 7, 30, 0, 123000, tzinfo=UTC).timestamp()
+NOW = datetime(2024, 11, 26, 7, 30, 0, 123000, tzinfo=UTC).timestamp()
 
 
 def test_the_clock_is_read_before_the_skew_wait_and_the_time_is_monotonic():
     waits: list[float] = []
     assert generate_completion_time([], "UTC", 200, clock=lambda: NOW, sleep=waits.append) == \
-        "20261126073000123"
+        "20241126073000123"
     assert waits == [0.2]
     # A time already handed out (or a writer's clock ahead of ours): strictly after it.
-    assert generate_completion_time(["20261126073000500"], "UTC", 0, clock=lambda: NOW,
-                                    sleep=waits.append) == "20261126073000501"
+    assert generate_completion_time(["20241126073000500"], "UTC", 0, clock=lambda: NOW,
+                                    sleep=waits.append) == "20241126073000501"
 
 
 def test_a_legacy_name_takes_the_modification_time_in_the_table_zone(tmp_path):
@@ -36,7 +36,7 @@ def test_a_legacy_name_takes_the_modification_time_in_the_table_zone(tmp_path):
     mtime = storage.status(".hoodie/timeline/100.commit").mtime_ms
     assert timeline.completion_times == {"100": format_epoch_ms(mtime, "UTC")}
     assert timeline.legacy == frozenset({"100"})
-    assert format_epoch_ms(int(NOW * 1000), "UTC") == "20261126073000123"
+    assert format_epoch_ms(int(NOW * 1000), "UTC") == "20241126073000123"
 
 
 def test_state_files_are_written_once_and_completed_ones_carry_their_completion_time(tmp_path):
