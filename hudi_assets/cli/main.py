@@ -22,8 +22,8 @@ from hudi_assets.table import HoodieTable
 log = logging.getLogger("hudi_assets")
 
 # Modules that each register one more subcommand: `add_parser(subparsers)` sets `func=run(args)`.
-COMMAND_MODULES: list[str] = ["hudi_assets.clean.cli", "hudi_assets.archive.cli", "hudi_assets.rollback.cli",
-                              "hudi_assets.metadata.cli"]
+COMMAND_MODULES: list[str] = ["hudi_assets.cli.clean", "hudi_assets.cli.archive", "hudi_assets.cli.rollback",
+                              "hudi_assets.cli.metadata"]
 
 
 def _storage_options(pairs: Sequence[str]) -> dict[str, str]:

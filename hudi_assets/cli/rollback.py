@@ -17,7 +17,7 @@ from hudi_assets.rollback.workflow import discard_pending_rollback, rollback_wri
 
 
 def add_parser(subparsers) -> None:
-    from hudi_assets.cli import add_table_arguments
+    from hudi_assets.cli.main import add_table_arguments
 
     parser = subparsers.add_parser(
         "rollback", help="roll back a failed (pending) write: delete its files, remove it from the timeline")
@@ -35,7 +35,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli import open_table
+    from hudi_assets.cli.main import open_table
 
     table = open_table(args)
     if args.discard_pending:
