@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, ts
-from transaction.lock_tables import hold_maintenance_lock
+from support.builders import TableBuilder, ts
+from support.lock_tables import hold_maintenance_lock
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.clean.config import CleanConfig

@@ -10,8 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, ts
-from refdata import shared_path
+from support.builders import TableBuilder, ts
+from support.refdata import shared_path
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.archive.conversion import convert_commit_metadata, to_archived_entry
@@ -187,7 +187,7 @@ def test_sigkill_then_next_run_completes(tmp_path, step):
             b.commit(ts(i))
     before_active, before_archived = _keys(b.table())
     everything = before_active | before_archived
-    kill = [sys.executable, str(Path(__file__).with_name("kill_at.py")), str(tmp_path), step,
+    kill = [sys.executable, str(Path(__file__).parents[1] / "support/kill_archive.py"), str(tmp_path), step,
             *(pair for pair in conf if pair != "--hoodie-conf")]
     proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr

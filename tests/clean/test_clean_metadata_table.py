@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, base_file, log_file
+from support.builders import TableBuilder, base_file, log_file
 
 from hudi_assets.clean import CleanConfig, clean_table
 from hudi_assets.cli import main
@@ -180,7 +180,8 @@ def test_kill_9_around_the_metadata_deltacommit_then_rerun_finishes(tmp_path, ca
     _with_mdt(tmp_path, table_type, ("column_stats",))
     files = _base_files(tmp_path)
     before = MetadataTable(str(tmp_path)).files_listing
-    kill = [sys.executable, str(Path(__file__).with_name("kill_at.py")), str(tmp_path), step, "2"]
+    kill = [sys.executable, str(Path(__file__).parents[1] / "support/kill_clean.py"), str(tmp_path), step,
+            "2"]
     proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr
     assert not list((tmp_path / ".hoodie").glob("*.clean"))

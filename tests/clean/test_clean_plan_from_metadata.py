@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, base_file, log_file
+from support.builders import TableBuilder, base_file, log_file
 
 from hudi_assets.clean import CleanConfig, clean_table
 from hudi_assets.clean.plan import CleanerPlan

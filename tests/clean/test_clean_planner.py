@@ -7,7 +7,7 @@ import pickle
 from datetime import UTC, datetime
 
 import pytest
-from builders import base_file, log_file, ts
+from support.builders import base_file, log_file, ts
 
 from hudi_assets.clean import CleanConfig, CleanPlanner, clean_table, schedule_clean
 from hudi_assets.clean.plan import CleanFileInfo

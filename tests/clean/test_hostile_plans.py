@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from builders import base_file, pending_clean, ts
 from hudi import HudiReadOptions, HudiTable
+from support.builders import base_file, pending_clean, ts
 
 from hudi_assets.avro import serialize_metadata
 from hudi_assets.clean import CleanConfig, CleanPlanner, validate_pending
@@ -311,7 +311,7 @@ def test_non_partitioned_table_emptied_by_a_replacecommit_completes(builder):
 
 def test_clean_is_refused_and_changes_nothing_while_another_run_holds_the_lock(tmp_path, capsys):
     """The table lock (the one `archive` takes) keeps a clean out: exit 1 naming the owner."""
-    from transaction.lock_tables import hold_maintenance_lock
+    from support.lock_tables import hold_maintenance_lock
 
     base = tmp_path / "t"
     generate_table(Storage(str(base)), "COPY_ON_WRITE", name="t", partitions=PARTITIONS, commits=12, seed=5)

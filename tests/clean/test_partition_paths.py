@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from builders import pending_clean
 from clean.test_hostile_plans import _rows
+from support.builders import pending_clean
 
 from hudi_assets.clean import CleanConfig, CleanPlanner
 from hudi_assets.clean.workflow import request_clean

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from builders import TableBuilder, base_file, pending_clean
+from support.builders import TableBuilder, base_file, pending_clean
 
 from hudi_assets.clean import CleanConfig
 from hudi_assets.clean.workflow import plan_clean

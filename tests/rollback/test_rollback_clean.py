@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, base_file, ts
+from support.builders import TableBuilder, base_file, ts
 
 from hudi_assets.clean import CleanConfig, clean_table
 from hudi_assets.config import WriteConfig

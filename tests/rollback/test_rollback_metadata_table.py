@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from rollback.failed_tables import expected_rows, read_rows
+from support.failed_tables import expected_rows, read_rows
 
 from hudi_assets.clean import CleanConfig, clean_table
 from hudi_assets.cli import main
@@ -100,7 +100,7 @@ def test_lazy_clean_rolls_back_on_a_table_with_a_metadata_table(failed_table, ta
 def test_killed_between_metadata_deltacommit_and_rollback_is_finished(failed_table, step):
     demo = failed_table("MERGE_ON_READ")
     _with_metadata_table(demo, failed_deltacommit=True)
-    kill = [sys.executable, str(Path(__file__).with_name("kill_rollback.py")), demo.base_path,
+    kill = [sys.executable, str(Path(__file__).parents[1] / "support/kill_rollback.py"), demo.base_path,
             demo.failed_instant, step]
     proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr
