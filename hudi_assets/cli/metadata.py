@@ -31,9 +31,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli.main import _storage_options
+    from hudi_assets.cli.main import parse_storage_options
 
-    metadata = MetadataTable(args.path, _storage_options(args.storage_option))
+    metadata = MetadataTable(args.path, parse_storage_options(args.storage_option))
     if args.validate:
         return _report_validation(metadata, args.json)
     view = describe(metadata)
