@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from hudi_assets.exceptions import HudiInputError
+from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.rollback.planner import pending_writes, plan_rollback
 from hudi_assets.rollback.workflow import discard_pending_rollback, rollback_write
 
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             for path in request.log_blocks_to_delete:
                 print(f"  rollback block for {path} (file group {request.file_id})")
         return 0
-    for done in rollback_write(table, args.instant, force=args.force):
+    for done in rollback_write(table, args.instant, force=args.force, metadata=MetadataTableSink(table)):
         print(f"rolled back {done.action} {done.instant_time} at {done.rollback_instant}: "
               f"{done.files_deleted} files deleted, {done.rollback_log_files} rollback log files written")
     return 0

@@ -18,6 +18,7 @@ from hudi_assets.metadata.clean_records import indexed_columns
 from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.metadata.keys import bloom_filter_key
 from hudi_assets.metadata.payloads import ColumnRange, bloom_filter_record, column_stats_record, wrap
+from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.rollback import rollback_failed_writes
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import write_table_config
@@ -165,7 +166,8 @@ def test_lazy_rollback_after_a_clean_keeps_the_metadata_table_in_step(tmp_path, 
     assert clean_table(table, config).files_deleted > 0
     _assert_in_step(tmp_path, capsys)
     b.commit("20240101000009000", state=State.INFLIGHT)
-    [done] = rollback_failed_writes(HoodieTable(str(tmp_path)), now_ms=2**62)
+    table = HoodieTable(str(tmp_path))
+    [done] = rollback_failed_writes(table, now_ms=2**62, metadata=MetadataTableSink(table))
     assert done.instant_time == "20240101000009000"
     _assert_in_step(tmp_path, capsys)
 
