@@ -140,9 +140,10 @@ class TableMaintenance:
 
     def rollback(self, instant_time: str, *, force: bool = False) -> list[ExecutedRollback]:
         """Roll back one pending write as the `rollback` command does (pending rollbacks first)."""
+        from hudi_assets.metadata.rollback_records import MetadataTableSink
         from hudi_assets.rollback import rollback_write
 
-        return rollback_write(self.table, instant_time, force=force)
+        return rollback_write(self.table, instant_time, force=force, metadata=MetadataTableSink(self.table))
 
     def discard_pending_rollback(self, rollback_instant: str) -> list[str]:
         """Remove a pending rollback (keeping copies of its state files); returns the copies."""

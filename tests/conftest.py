@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder
-from refdata import table_zips, unzip_table
+from support.builders import TableBuilder
+from support.refdata import table_zips, unzip_table
 
 
 def pytest_addoption(parser):

@@ -11,7 +11,7 @@ import pickle
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from refdata import more_table_zips, params_or_skip, table_zips, unzip_table
+from support.refdata import more_table_zips, params_or_skip, table_zips, unzip_table
 
 from hudi_assets.avro import serialize_metadata
 from hudi_assets.exceptions import UnsupportedTableError

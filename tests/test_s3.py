@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow.fs as pafs
 import pytest
-from s3_server import moto_s3, upload_tree
+from support.s3_server import moto_s3, upload_tree
 
 from hudi_assets.exceptions import PathOutsideTableError, StorageError, UnsupportedTableError
 from hudi_assets.fsview import FileSystemView

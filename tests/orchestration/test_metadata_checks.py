@@ -9,12 +9,11 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from builders import TableBuilder, base_file, pending_clean
+from support.builders import TableBuilder, base_file, pending_clean
 
 from hudi_assets.clean import CleanConfig
 from hudi_assets.clean.workflow import plan_clean
 from hudi_assets.config import WriteConfig
-from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.orchestration.definitions import build_definitions
 from hudi_assets.orchestration.metadata_checks import AGREES, AGREES_ELSEWHERE
 from hudi_assets.orchestration.resources import HudiTableRegistry
@@ -28,14 +27,12 @@ RETENTION = {"hoodie.cleaner.commits.retained": "2"}
 STEPS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files")
 
 
-def _table(root: Path, metadata: bool = True) -> Path:
-    """Five copy-on-write rewrites of one file group per partition; a metadata table made from them."""
+def _rewrites(root: Path) -> TableBuilder:
+    """Five copy-on-write rewrites of one file group per partition."""
     b = TableBuilder(root)
     for t in COMMITS:
         b.commit(t, {p: [base_file(f"a{p}", t)] for p in PARTITIONS})
-    if metadata:
-        initialize_from_filesystem(b.table(), {})
-    return root
+    return b
 
 
 def _files(base: Path) -> set[str]:
@@ -81,7 +78,7 @@ def _pending_plan_of(base: Path, partition: str) -> None:
 
 
 def test_a_table_with_a_metadata_table_is_checked_cleaned_and_described(tmp_path):
-    base = _table(tmp_path / "t")
+    base = _rewrites(tmp_path / "t").metadata_table_from_storage().root
     with dg.instance_for_test() as instance:
         result = _run(_defs(base), instance)
     assert result.success
@@ -100,7 +97,7 @@ def test_a_table_with_a_metadata_table_is_checked_cleaned_and_described(tmp_path
 
 
 def test_drift_in_a_partition_about_to_be_cleaned_stops_the_plan(tmp_path):
-    base = _table(tmp_path / "t")
+    base = _rewrites(tmp_path / "t").metadata_table_from_storage().root
     _pending_plan_of(base, "p1")
     victim = base / "p1" / base_file("ap1", COMMITS[-1])  # listed by the metadata table
     victim.unlink()
@@ -117,7 +114,7 @@ def test_drift_in_a_partition_about_to_be_cleaned_stops_the_plan(tmp_path):
 
 
 def test_drift_elsewhere_is_a_warning_of_the_on_demand_check(tmp_path):
-    base = _table(tmp_path / "t")
+    base = _rewrites(tmp_path / "t").metadata_table_from_storage().root
     _pending_plan_of(base, "p1")
     victim = base / "p3" / base_file("ap3", COMMITS[0])
     victim.unlink()
@@ -134,7 +131,7 @@ def test_drift_elsewhere_is_a_warning_of_the_on_demand_check(tmp_path):
 
 
 def test_without_a_metadata_table_the_checks_pass_saying_so(tmp_path):
-    base = _table(tmp_path / "t", metadata=False)
+    base = _rewrites(tmp_path / "t").root
     defs = _defs(base)
     with dg.instance_for_test() as instance:
         result = _run(defs, instance)
@@ -147,7 +144,7 @@ def test_without_a_metadata_table_the_checks_pass_saying_so(tmp_path):
 
 
 def test_sensor_and_schedule_runs_leave_the_on_demand_check_out(tmp_path):
-    base = _table(tmp_path / "t")
+    base = _rewrites(tmp_path / "t").metadata_table_from_storage().root
     registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=RETENTION, engine="local")
     defs = build_definitions(registry)
     with dg.instance_for_test() as instance:

@@ -7,8 +7,8 @@ import pickle
 from pathlib import Path
 
 import pytest
-from builders import ts
-from refdata import more_table_zips, params_or_skip, table_zips, unzip_table
+from support.builders import ts
+from support.refdata import more_table_zips, params_or_skip, table_zips, unzip_table
 
 import hudi_assets
 from hudi_assets.avro import serialize_metadata

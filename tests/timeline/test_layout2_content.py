@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from refdata import more_table_zips, params_or_skip, table_zips, unzip_table
+from support.refdata import more_table_zips, params_or_skip, table_zips, unzip_table
 
 from hudi_assets.avro.container import MAGIC, deserialize_any, serialize_1x, sync_marker
 from hudi_assets.avro.schemas import SCHEMAS_1X, java_text

@@ -5,7 +5,7 @@ refused (exit 2, one line, nothing written); table services are refused on 8/9 u
 from __future__ import annotations
 
 import pytest
-from refdata import more_table_zips, unzip_table
+from support.refdata import more_table_zips, unzip_table
 
 from hudi_assets.cli import main
 from hudi_assets.exceptions import UnsupportedTableError
