@@ -50,6 +50,18 @@ class HudiTableRegistry(dg.ConfigurableResource):
         description="Where per-partition and per-file work runs: 'spark' (the spark resource) or 'local' "
                     "(a thread pool, for small tables).",
     )
+    owners: list[str] = Field(
+        default_factory=list,
+        description="Owners of every table (emails or team:name), shown on every asset; table_owners adds.",
+    )
+    table_owners: dict[str, list[str]] = Field(
+        default_factory=dict, description="Per-table owners by table key, after `owners`.")
+    runbook_url: str = Field(
+        default="",
+        description="Runbook link shown on every asset and check; {database} and {table} are filled in.",
+    )
+    table_runbook_url: dict[str, str] = Field(
+        default_factory=dict, description="Per-table runbook link by table key; wins over runbook_url.")
     dry_run: bool = Field(
         default=True,
         description="Plan and report only: no clean is requested or executed and nothing is archived. "
@@ -86,6 +98,13 @@ class HudiTableRegistry(dg.ConfigurableResource):
         key = _key(base_path)
         table.write_config.update(self.table_hoodie_conf.get(key, {}), f"table_hoodie_conf[{key}]")
         return table
+
+    def owners_of(self, key: str) -> list[str]:
+        return list(dict.fromkeys([*self.owners, *self.table_owners.get(key, [])]))
+
+    def runbook_of(self, key: str, database: str = "default") -> str:
+        url = self.table_runbook_url.get(key, self.runbook_url)
+        return url.replace("{table}", key).replace("{database}", database)
 
     def engine_for(self, spark: dg.ConfigurableResource) -> Engine:
         """The engine of this registry; Spark starts only when first used (lazy resource)."""
