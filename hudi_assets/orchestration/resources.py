@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 
 import dagster as dg
+from dagster._core.definitions.definition_config_schema import DefinitionConfigSchema
 from dagster_pyspark import LazyPySparkResource
 from pydantic import Field
 
@@ -67,6 +68,18 @@ class HudiTableRegistry(dg.ConfigurableResource):
         description="Plan and report only: no clean is requested or executed and nothing is archived. "
                     "True by default: a deployment deletes nothing until it sets dry_run=False.",
     )
+
+    @property
+    def _config_schema(self) -> DefinitionConfigSchema:
+        """Run config that sets one field keeps this registry's other values. Dagster fills a field the
+        run config leaves out with the class default (`dry_run=True`, `engine='spark'`), not with the
+        value this registry was built with; here each field's default is this registry's value."""
+        schema = super()._config_schema
+        values = schema.as_field().default_value if schema.as_field().default_provided else {}
+        fields = {name: dg.Field(field.config_type, default_value=values[name], is_required=False,
+                                 description=field.description) if name in values else field
+                  for name, field in schema.config_type.fields.items()}
+        return DefinitionConfigSchema(dg.Field(dg.Shape(fields), default_value=values, is_required=False))
 
     def tables(self) -> dict[str, str]:
         """Table key (the base path's last folder name) -> base path, for every registered table."""

@@ -201,6 +201,27 @@ def test_a_registry_is_a_dry_run_unless_told_otherwise_and_its_runs_say_so(lake)
     assert _files(lake) == before
 
 
+def test_run_config_of_one_field_leaves_dry_run_and_engine_alone(lake):
+    """Run config that sets only table_hoodie_conf keeps the registry's dry_run=False (Dagster would
+    fill it with the class default, True) and engine; dry_run set in run config still wins."""
+    registry = HudiTableRegistry(roots=[str(lake)], hoodie_conf=SMALL_RETENTION, engine="local",
+                                 dry_run=False)
+    conf = {"cow": {"hoodie.cleaner.commits.retained": "4"}}
+    only_conf = {"resources": {"hudi": {"config": {"table_hoodie_conf": conf}}}}
+    dry = {"resources": {"hudi": {"config": {"dry_run": True}}}}
+    steps = {_key("default", "cow", "timeline_snapshot"), _key("default", "cow", "clean_plan")}
+    with dg.instance_for_test() as instance:
+        defs = build_definitions(registry)
+        job = defs.resolve_job_def("hudi_maintenance__default__cow").get_subset(asset_selection=steps)
+        real = job.execute_in_process(only_conf, instance=instance)
+        assert instance.get_run_by_id(real.run_id).tags["hudi/dry_run"] == "false"
+        settings = _metadata(real, _key("default", "cow", "clean_plan"))["run_settings"].value
+        assert settings["dry_run"] is False and settings["engine"] == "local"
+        assert settings["hoodie.cleaner.commits.retained"] == "4"  # the run's own settings
+        asked = job.execute_in_process(dry, instance=instance)
+        assert instance.get_run_by_id(asked.run_id).tags["hudi/dry_run"] == "true"
+
+
 def test_metadata_is_typed_and_settings_are_never_plotted(lake):
     registry = HudiTableRegistry(roots=[str(lake)], hoodie_conf=SMALL_RETENTION, engine="local")
     with dg.instance_for_test() as instance:
