@@ -63,13 +63,16 @@ def run(argv: list[str], env: dict[str, str]) -> int:
     def stop(signum, _frame) -> None:
         stopping.append(signum)
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, stop)
-    group = ProcessGroup(argv, env)
-    while not stopping and group.process.poll() is None:
-        time.sleep(0.2)
-    code = group.process.returncode
-    group.stop()
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        group = ProcessGroup(argv, env)
+        while not stopping and group.process.poll() is None:
+            time.sleep(0.2)
+        code = group.process.returncode
+        group.stop()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 128 + stopping[0] if stopping else (code or 0)
 
 
