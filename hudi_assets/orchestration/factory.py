@@ -240,8 +240,9 @@ def build_hudi_maintenance_assets(registry: HudiTableRegistry, *, partitioned: b
     # One local Spark at a time: a run holding the Spark pool keeps every other Spark run queued.
     spark_pool = SPARK_POOL if registry.engine == "spark" else None
     if partitioned:
+        owners = list(dict.fromkeys([*translator.owners, *registry.owners]))
         layout = _Layout(["hudi"], PARTITIONED_GROUP, lambda context: context.partition_key, TABLES,
-                         spark_pool=spark_pool, owners=translator.owners, runbook_url=registry.runbook_url,
+                         spark_pool=spark_pool, owners=owners, runbook_url=registry.runbook_url,
                          tags=translator.tags)
         built.assets = [_asset(step, layout) for step in STEPS]
         built.asset_checks = _standalone_checks(layout)

@@ -120,7 +120,8 @@ class HudiTableRegistry(dg.ConfigurableResource):
         return url.replace("{table}", key).replace("{database}", database)
 
     def engine_for(self, spark: dg.ConfigurableResource) -> Engine:
-        """The engine of this registry; Spark starts only when first used (lazy resource)."""
+        """The engine of this registry; Spark starts only when first used (lazy resource). A long-lived
+        engine shared by every run (one `scripts/ui.sh` starts) is chosen here too."""
         if self.engine == "local":
             return LocalEngine()
         if self.engine != "spark":
