@@ -34,6 +34,7 @@ from hudi_assets.clean.workflow import (
 )
 from hudi_assets.exceptions import DeleteFailedError
 from hudi_assets.fsview import FileSystemView
+from hudi_assets.orchestration.assets import timeline_guard
 from hudi_assets.orchestration.checks import check_result, logged, refused, retention_guard
 from hudi_assets.orchestration.display import bytes_metadata, instant_metadata, readable_bytes, table_value
 from hudi_assets.orchestration.invariants import SURVIVORS_SCHEMA, violations
@@ -97,6 +98,8 @@ def clean_plan(context: dg.AssetExecutionContext, key: str):
     if not (yield from retention_guard(context, hudi, key)):
         return
     table = hudi.open(key)
+    if not timeline_guard(context, table, key):
+        return
     config = CleanConfig.from_write_config(table.write_config)
     refuse_unsupported(table, config)
     if not hudi.dry_run:  # under LAZY, failed writes go first: they would pin the ECTR forever

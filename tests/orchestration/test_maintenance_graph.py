@@ -97,6 +97,23 @@ def test_unsafe_pending_plan_is_blocked_and_nothing_is_deleted(tmp_path):
     assert _files(base) == before  # nothing deleted, nothing archived, no new instant
 
 
+def test_a_malformed_timeline_stops_the_clean_and_what_follows(tmp_path):
+    base = tmp_path / "t"
+    generate_table(Storage(str(base)), "COPY_ON_WRITE", partitions=2, commits=8, seed=22)
+    first = sorted((base / ".hoodie").glob("*.commit"))[0]
+    (base / ".hoodie" / "2024.commit").write_bytes(first.read_bytes())  # not an instant time
+    before = _files(base)
+    registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=SMALL_RETENTION, engine="local",
+                                 dry_run=False)
+    with dg.instance_for_test() as instance:
+        result = _run(registry, "t", instance)
+        materialized = {e.step_materialization_data.materialization.asset_key.path[-1]
+                        for e in result.get_asset_materialization_events()}
+    assert result.success and materialized == {"timeline_snapshot"}
+    assert not _checks(result)["timeline_snapshot.timeline_is_well_formed"].passed
+    assert _files(base) == before
+
+
 def test_dry_run_writes_nothing(tmp_path):
     base = tmp_path / "t"
     generate_table(Storage(str(base)), "MERGE_ON_READ", partitions=2, commits=10, seed=23)
