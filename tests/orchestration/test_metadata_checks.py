@@ -154,5 +154,3 @@ def test_without_a_metadata_table_the_checks_pass_saying_so(tmp_path):
     assert _checks(result)[AGREES].passed and _checks(result)[AGREES].description == "no metadata table"
     snapshot = _metadata(result, "timeline_snapshot")
     assert snapshot["metadata_table"] is False and snapshot["metadata_file_groups"] == 0
-def test_drift_elsewhere_fails_the_on_demand_audit_job(tmp_path):
-    base = _rewrites(tmp_path / "t").metadata_table_from_storage().root
