@@ -43,3 +43,21 @@ def test_savepoint_jobs_create_the_latest_and_delete_it(tmp_path):
         result = _run(defs, instance, DELETE_SAVEPOINT_JOB, "delete_savepoint", table="t",
                       instant=made.completed_commits[-1])
         assert result.success and _savepoints(base) == []
+
+
+def test_timeline_snapshot_lists_the_savepoints(tmp_path):
+    made = generate_table(Storage(str(tmp_path / "t")), "MERGE_ON_READ", name="t", partitions=2, commits=6,
+                          seed=4)
+    registry = HudiTableRegistry(base_paths=[str(tmp_path / "t")], engine="local")
+    defs = build_definitions(registry)
+    key = dg.AssetKey(["hudi", "default", "t", "timeline_snapshot"])
+    job = defs.resolve_implicit_global_asset_job_def().get_subset(asset_selection={key})
+    with dg.instance_for_test() as instance:
+        result = job.execute_in_process(instance=instance, raise_on_error=False)
+    [event] = [e for e in result.get_asset_materialization_events()
+               if e.step_materialization_data.materialization.asset_key == key]
+    savepoints = event.step_materialization_data.materialization.metadata["savepoints"]
+    assert isinstance(savepoints, dg.TableMetadataValue)
+    [row] = [r.data for r in savepoints.records]
+    assert row["instant"] == made.savepoint and row["savepointed_by"] == "hudi-assets-demo"
+    assert row["files"] == sum(len(names) for names in made.savepointed_files.values())
