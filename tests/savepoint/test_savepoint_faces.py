@@ -75,3 +75,12 @@ def test_create_on_java_written_tables_lists_hudi_rs_slices(name, tmp_path):
         names.update([s.base_file_name] if s.base_file_name else [])
         names.update(s.log_file_names)
     assert {p: set(names) for p, names in savepoint.files.items() if names} == theirs
+
+
+@pytest.mark.parametrize("name", params_or_skip(table_zips(8)[:1], "v8 tables"))
+def test_refused_on_hudi_1x_tables(name, tmp_path, capsys):
+    base = unzip_table(name, tmp_path)
+    before = sorted(p.name for p in (base / ".hoodie").rglob("*"))
+    assert main(["savepoint", "create", str(base), "20200101000000000"]) == 2
+    assert "savepoint of table version 8" in capsys.readouterr().err
+    assert sorted(p.name for p in (base / ".hoodie").rglob("*")) == before
