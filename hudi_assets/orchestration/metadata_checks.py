@@ -15,8 +15,8 @@ from collections.abc import Collection
 import dagster as dg
 import pandas as pd
 
+from hudi_assets.clean.cleaner import Cleaner, PendingClean
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.workflow import PendingClean, partitions_to_clean
 from hudi_assets.metadata.records import FILES_PARTITION
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata.validate import validate_files
@@ -67,7 +67,7 @@ def metadata_guard(context: dg.OpExecutionContext, key: str, table: HoodieTable,
                    pending: list[PendingClean]):
     """Yields the blocking agreement check of the partitions about to be cleaned; raises (nothing
     planned, nothing deleted) when it fails."""
-    partitions = partitions_to_clean(table, config, pending) if has_files_partition(table) else []
+    partitions = Cleaner(table, config).partitions_to_clean(pending) if has_files_partition(table) else []
     result = agreement_check(context, table, AGREES, dg.AssetCheckSeverity.ERROR, partitions)
     yield result
     if not result.passed:
@@ -81,7 +81,7 @@ def metadata_table_agrees_elsewhere(context: dg.AssetCheckExecutionContext, key:
     table = hudi.open(key)
     exclude = []
     if has_files_partition(table):
-        exclude = partitions_to_clean(table, CleanConfig.from_write_config(table.write_config))
+        exclude = Cleaner.for_table(table).partitions_to_clean()
     return agreement_check(context.op_execution_context, table, AGREES_ELSEWHERE,
                            dg.AssetCheckSeverity.WARN, None, exclude)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rollback.failed_tables import expected_rows, read_rows
 
-from hudi_assets.clean import CleanConfig, clean_table
+from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo.generator import DemoTable
@@ -89,14 +89,14 @@ def test_lazy_clean_rolls_back_on_a_table_with_a_metadata_table(failed_table, ta
     table = HoodieTable(demo.base_path)
     config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None, {
         "hoodie.cleaner.policy.failed.writes": "LAZY", "hoodie.cleaner.commits.retained": "10"}))
-    clean_table(table, config, LocalEngine())
+    Cleaner(table, config, LocalEngine()).clean()
     _assert_rolled_back(demo, failed_deltacommit)
     before = _metadata_timeline(demo)
-    clean_table(HoodieTable(demo.base_path), config, LocalEngine())
+    Cleaner(HoodieTable(demo.base_path), config, LocalEngine()).clean()
     assert _metadata_timeline(demo) == before
 
 
-@pytest.mark.parametrize("step", ["mdt_requested", "mdt_completed", "mdt_rolled_back"])
+@pytest.mark.parametrize("step", ["MDT_REQUESTED", "MDT_COMPLETED", "MDT_ROLLED_BACK"])
 def test_killed_between_metadata_deltacommit_and_rollback_is_finished(failed_table, step):
     demo = failed_table("MERGE_ON_READ")
     _with_metadata_table(demo, failed_deltacommit=True)
@@ -140,5 +140,5 @@ def test_pending_metadata_compaction_is_refused_before_any_delete(failed_table, 
     config = CleanConfig.from_write_config(WriteConfig.load(
         table.config.props, None, {"hoodie.cleaner.policy.failed.writes": "LAZY"}))
     with pytest.raises(HudiAssetsError, match="pending compaction"):
-        clean_table(table, config, LocalEngine())
+        Cleaner(table, config, LocalEngine()).clean()
     assert {str(p): p.read_bytes() for p in Path(demo.base_path).rglob("*") if p.is_file()} == files

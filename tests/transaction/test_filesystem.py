@@ -15,8 +15,8 @@ from transaction.lock_tables import FAST_RETRIES, open_table, tree
 
 from hudi_assets import config_options as opt
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
+from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.workflow import clean_table
 from hudi_assets.cli import main
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError, InvalidConfigError, TableBusyError
 from hudi_assets.table import HoodieTable
@@ -262,7 +262,7 @@ def test_a_java_writer_that_deleted_our_lock_stops_the_clean_before_any_delete(d
     with table_lock(table, "clean"):
         (demo_base / ".hoodie" / "lock").unlink()  # what the Java provider's unlock does to any lock file
         with pytest.raises(HudiAssetsError, match=r"lost Hudi's lock of this clean run"):
-            clean_table(table, CleanConfig.from_write_config(table.write_config))
+            Cleaner(table, CleanConfig.from_write_config(table.write_config)).clean()
     assert {p for p in demo_base.rglob("*.parquet")} == data_files
     assert not (demo_base / ".hoodie" / "lock").exists()
 
@@ -277,7 +277,7 @@ def test_a_java_writer_that_deleted_our_lock_stops_the_archive_before_it_deletes
     with table_lock(table, "archive"):
         (tmp_path / ".hoodie" / "lock").unlink()  # what the Java provider's unlock does to any lock file
         with pytest.raises(HudiAssetsError, match=r"lost Hudi's lock of this archive run"):
-            HoodieTimelineArchiver(table, config).archive_if_required()
+            HoodieTimelineArchiver(table, config).archive()
     assert sorted(p.name for p in (tmp_path / ".hoodie").iterdir() if p.is_file()) == timeline
 
 
