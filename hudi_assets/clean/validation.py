@@ -212,7 +212,7 @@ class PlanValidator:
             verdicts = store_map(self.engine, self.storage.is_local,
                                  lambda partition: self._check_partition(partition, entries[partition],
                                                                          plan.ectr_timestamp),
-                                 planned, self.config.parallelism, meanwhile)
+                                 planned, self.config.parallelism, meanwhile=meanwhile)
         checked = dict(zip(planned, verdicts, strict=True))
         for partition in entries:
             names, companions, found = checked.get(partition, ([], [], []))

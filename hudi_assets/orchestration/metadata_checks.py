@@ -40,7 +40,7 @@ def has_files_partition(table: HoodieTable) -> bool:
 
 
 def agreement_check(context: dg.OpExecutionContext, table: HoodieTable, name: str,
-                    severity: dg.AssetCheckSeverity, partitions: Collection[str] | None = None,
+                    severity: dg.AssetCheckSeverity, *, partitions: Collection[str] | None = None,
                     exclude: Collection[str] = ()) -> dg.AssetCheckResult:
     """`validate_files` over `partitions` (all when None) but `exclude`, as a check result."""
     if not has_files_partition(table):
@@ -68,7 +68,7 @@ def metadata_guard(context: dg.OpExecutionContext, key: str, table: HoodieTable,
     """Yields the blocking agreement check of the partitions about to be cleaned; raises (nothing
     planned, nothing deleted) when it fails."""
     partitions = Cleaner(table, config).partitions_to_clean(pending) if has_files_partition(table) else []
-    result = agreement_check(context, table, AGREES, dg.AssetCheckSeverity.ERROR, partitions)
+    result = agreement_check(context, table, AGREES, dg.AssetCheckSeverity.ERROR, partitions=partitions)
     yield result
     if not result.passed:
         raise dg.Failure(description=f"{key}: {result.description}; nothing was planned or deleted",
@@ -83,7 +83,7 @@ def metadata_table_agrees_elsewhere(context: dg.AssetCheckExecutionContext, key:
     if has_files_partition(table):
         exclude = Cleaner.for_table(table).partitions_to_clean()
     return agreement_check(context.op_execution_context, table, AGREES_ELSEWHERE,
-                           dg.AssetCheckSeverity.WARN, None, exclude)
+                           dg.AssetCheckSeverity.WARN, exclude=exclude)
 
 
 def metadata_table_facts(table: HoodieTable) -> dict[str, object]:

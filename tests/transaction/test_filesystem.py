@@ -19,6 +19,7 @@ from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.cli import main
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError, InvalidConfigError, TableBusyError
+from hudi_assets.rollback import Rollbacker
 from hudi_assets.table import HoodieTable
 from hudi_assets.transaction import table_lock
 from hudi_assets.transaction.filesystem import FileSystemBasedLockProvider, lock_info
@@ -286,3 +287,18 @@ def test_a_lock_file_nested_too_deep_for_json_is_reported_as_text(base):
     with pytest.raises(TableBusyError, match=r"an owner that wrote '\[\[\["), \
             table_lock(open_table(base, **FS), "clean"):
         pass
+
+
+def test_a_java_writer_that_deleted_our_lock_stops_the_rollback_before_it_deletes(demo_base):
+    """The rollback checks it still holds the lock before deleting the failed write's files and
+    before removing the write from the timeline, as the clean and the archive do."""
+    failed = sorted(p.name for p in (demo_base / ".hoodie").glob("*.inflight"))[-1].split(".")[0]
+    table = open_table(demo_base, **FS)
+    data_files = {p for p in demo_base.rglob("*") if p.is_file() and ".hoodie" not in p.parts}
+    failed_state = sorted(p.name for p in (demo_base / ".hoodie").glob(f"{failed}.*"))
+    with table_lock(table, "rollback"):
+        (demo_base / ".hoodie" / "lock").unlink()  # what the Java provider's unlock does to any lock file
+        with pytest.raises(HudiAssetsError, match=r"lost Hudi's lock"):
+            Rollbacker(table).rollback(failed, force=True)
+    assert {p for p in demo_base.rglob("*") if p.is_file() and ".hoodie" not in p.parts} == data_files
+    assert sorted(p.name for p in (demo_base / ".hoodie").glob(f"{failed}.*")) == failed_state
