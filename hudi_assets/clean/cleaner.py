@@ -92,6 +92,7 @@ class Cleaner:
         self.clock = clock
         self.listener = listener
         self._planned: tuple[CleanerPlan, CleanPlanner] | None = None  # the last plan and its planner
+        self._metadata_table: HoodieTable | None = None  # opened once, by the refusal check
 
     @classmethod
     def for_table(cls, table: HoodieTable, engine: Engine | None = None, clock: Clock = wall_clock,
@@ -108,7 +109,7 @@ class Cleaner:
         table = self.table
         refuse_future_instants(table, "clean")
         if table.config.has_metadata_table:
-            refuse_unknown_partitions(table)
+            self._metadata_table = refuse_unknown_partitions(table)
         if table.config.bootstrap_base_path and self.config.delete_bootstrap_base_file:
             raise UnsupportedTableError(f"{table.base_path}: deleting bootstrap base files is not supported")
 
@@ -299,7 +300,7 @@ class Cleaner:
         report = self._validate_pending(pending, encode_inflight)
         report.raise_if_unsafe(table.base_path)
         validated = {v.instant: v for v in report.plans}
-        executor = CleanActionExecutor(table, self.config, self.engine, self.listener)
+        executor = CleanActionExecutor(table, self.config, self.engine, self.listener, self._metadata_table)
         for position, clean in enumerate(pending):
             if clean.plan is None:
                 # Hudi deletes the empty state file (the inflight one first) and moves on.

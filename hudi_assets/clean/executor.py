@@ -93,11 +93,12 @@ class CleanActionExecutor:
     safe; `Cleaner` hands it plans that passed `clean.validation` moments before."""
 
     def __init__(self, table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
-                 listener: Listener = QUIET):
+                 listener: Listener = QUIET, metadata_table: HoodieTable | None = None):
         self.table = table
         self.config = config
         self.engine = engine or LocalEngine()
         self.listener = listener
+        self.metadata_table = metadata_table  # the run's, when it opened one already
 
     def check_no_newer_writes(self, plan: CleanerPlan, files: dict[str, list[str]]) -> None:
         """Defence in depth: a commit completed after planning must not have written a planned file
@@ -183,7 +184,7 @@ class CleanActionExecutor:
     def _update_metadata_table(self, instant_time: str, record: dict) -> None:
         """`writeTableMetadata`: the metadata deltacommit of this clean, before `<t>.clean` is written
         (a retry after a crash rolls back the metadata instant and writes it again)."""
-        writer = MetadataTableWriter(self.table, self.listener)
+        writer = MetadataTableWriter(self.table, self.listener, self.metadata_table)
         writer.commit(instant_time, clean_records(self.table, record, instant_time))
 
     def _delete_files(self, files: dict[str, list[str]]) -> dict[str, str]:

@@ -66,14 +66,20 @@ class MetadataTableWriter:
     written so far) and `Step.MDT_COMPLETED`, so a test can crash the write there.
     """
 
-    def __init__(self, data_table: HoodieTable, listener: Listener = QUIET):
+    def __init__(self, data_table: HoodieTable, listener: Listener = QUIET,
+                 metadata_table: HoodieTable | None = None):
         self.data_table = data_table
-        self.storage = Storage(f"{data_table.base_path}/{METADATA_FOLDER}", data_table.storage.options)
         self.listener = listener
+        self._mdt = metadata_table  # opened once, by the run's refusal check or on first use
+        self.storage = (metadata_table.storage if metadata_table is not None else
+                        Storage(f"{data_table.base_path}/{METADATA_FOLDER}", data_table.storage.options))
 
     def open(self) -> HoodieTable:
-        """The metadata table as a MERGE_ON_READ table of its own."""
-        return HoodieTable(self.storage)
+        """The metadata table as a MERGE_ON_READ table of its own, opened once per writer; each use
+        reads its timeline again (`reload_timeline`)."""
+        if self._mdt is None:
+            self._mdt = HoodieTable(self.storage)
+        return self._mdt
 
     def commit(self, instant_time: str, records: Iterable[MetadataRecord]) -> CommitMetadata:
         """Write `records` as deltacommit `instant_time`; returns the completed commit metadata."""
@@ -122,7 +128,7 @@ class MetadataTableWriter:
         """Every file group's latest slice of one metadata partition (base files of completed
         compactions only), in file-group order, with the slice's base instant (its base file's, or its
         log files' when it has none yet)."""
-        timeline = self.open().active_timeline
+        timeline = self.open().reload_timeline()
         committed = BlockFilter.of(timeline.commits_timeline(), frozenset()).is_committed
         slices = latest_file_slices(partition, self.storage.list(partition), committed,
                                     timeline.completion_times)
