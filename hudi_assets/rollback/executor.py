@@ -71,7 +71,7 @@ class RollbackActionExecutor:
     with a metadata table needs `metadata`, checked by the caller before anything is written."""
 
     def __init__(self, table: HoodieTable, rollback_instant: Instant, plan: RollbackPlan,
-                 listener: Listener = QUIET, lock: HeldLock | None = None,
+                 *, listener: Listener = QUIET, lock: HeldLock | None = None,
                  metadata: MetadataSink | None = None):
         self.table = table
         self.rollback_instant = rollback_instant

@@ -118,8 +118,8 @@ class Rollbacker:
             self.listener.reached(Step.ROLLBACK_REQUESTED)
         else:
             pending = planned
-        record = RollbackActionExecutor(table, pending.instant, pending.plan, self.listener, lock,
-                                        metadata=self.metadata).execute()
+        record = RollbackActionExecutor(table, pending.instant, pending.plan, listener=self.listener,
+                                        lock=lock, metadata=self.metadata).execute()
         if lazy:
             delete_heartbeat(table.storage, pending.plan.instant_time)
         return ExecutedRollback(pending.instant.timestamp, pending.plan.instant_time, pending.plan.action,
