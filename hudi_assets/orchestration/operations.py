@@ -1,7 +1,7 @@
 """What an operator does by hand, as Dagster jobs over the core's own functions.
 
-- `hudi_discard_pending_clean`: remove a refused pending clean (`clean.workflow.discard_pending`);
-- `hudi_rollback_failed_write`: roll back a failed write (`rollback.workflow.rollback_write`);
+- `hudi_discard_pending_clean`: remove a refused pending clean (`Cleaner.discard_pending`);
+- `hudi_rollback_failed_write`: roll back a failed write (`Rollbacker.rollback`);
 - `hudi_metadata_audit`: compare the metadata table with storage in every partition the next clean does
   not plan (a full listing: on demand, never part of a maintenance run, so it sits on no step);
 - `hudi_savepoint` / `hudi_delete_savepoint`: create (default: the latest completed commit) or delete a
@@ -15,13 +15,13 @@ table lock. The bodies stay thin: they call the core and report.
 import dagster as dg
 from pydantic import Field
 
-from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.workflow import discard_pending, partitions_to_clean
+from hudi_assets.clean.cleaner import Cleaner
+from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.orchestration.checks import retention_check
 from hudi_assets.orchestration.metadata_checks import agreement_check, has_files_partition
 from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.orchestration.tables import tag_run
-from hudi_assets.rollback.workflow import rollback_write
+from hudi_assets.rollback.rollbacker import Rollbacker
 from hudi_assets.savepoint import Savepointer
 
 DISCARD_JOB = "hudi_discard_pending_clean"
@@ -60,7 +60,7 @@ def discard_pending_clean(context: dg.OpExecutionContext, config: PendingInstant
     """Removes a pending clean from the timeline, keeping copies of its state files."""
     hudi = context.resources.hudi
     if _may_write(context, hudi, config.table, f"discard the pending clean {config.instant}"):
-        copies = discard_pending(hudi.open(config.table), config.instant)
+        copies = Cleaner.for_table(hudi.open(config.table)).discard_pending(config.instant)
         context.log.info(f"{config.table}: discarded the pending clean {config.instant}; copies kept: "
                          + ", ".join(copies))
 
@@ -70,9 +70,10 @@ def rollback_failed_write(context: dg.OpExecutionContext, config: RollbackConfig
     """Rolls back one pending write whose writer is gone (finishing any pending rollback first)."""
     hudi = context.resources.hudi
     if _may_write(context, hudi, config.table, f"roll back the write {config.instant}"):
-        done = rollback_write(hudi.open(config.table), config.instant, force=config.force,
-                              engine=hudi.engine_for(context.resources.spark))
-        for rollback in done:
+        table = hudi.open(config.table)
+        rollbacker = Rollbacker(table, hudi.engine_for(context.resources.spark),
+                                metadata=MetadataTableSink(table))
+        for rollback in rollbacker.rollback(config.instant, force=config.force).executed:
             context.log.info(f"{config.table}: rolled back {rollback.action} {rollback.instant_time} as "
                              f"{rollback.rollback_instant}: {rollback.files_deleted} files deleted")
 
@@ -86,8 +87,8 @@ def audit_metadata_table(context: dg.OpExecutionContext, config: TableConfig) ->
     table = hudi.open(config.table)
     exclude = []
     if has_files_partition(table):
-        exclude = partitions_to_clean(table, CleanConfig.from_write_config(table.write_config))
-    result = agreement_check(context, table, AUDIT_JOB, dg.AssetCheckSeverity.WARN, None, exclude)
+        exclude = Cleaner.for_table(table).partitions_to_clean()
+    result = agreement_check(context, table, AUDIT_JOB, dg.AssetCheckSeverity.WARN, exclude=exclude)
     if not result.passed:
         raise dg.Failure(description=f"{config.table}: {result.description}", metadata=result.metadata)
     context.log.info(f"{config.table} ({table.base_path}): the metadata table agrees with storage outside "

@@ -6,6 +6,6 @@ archiver stops at it (both already read savepoints; this package only writes and
 """
 
 from hudi_assets.savepoint.metadata import Savepoint
-from hudi_assets.savepoint.service import Savepointer, SavepointHooks, SavepointUsage
+from hudi_assets.savepoint.service import Savepointer, SavepointUsage
 
-__all__ = ["Savepoint", "SavepointHooks", "SavepointUsage", "Savepointer"]
+__all__ = ["Savepoint", "SavepointUsage", "Savepointer"]

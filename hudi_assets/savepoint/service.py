@@ -15,21 +15,22 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from hudi_assets import config_options as opt
+from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.workflow import plan_clean, planned_file_sizes
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import HudiInputError
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.savepoint.files import latest_files_as_of, listing_view
 from hudi_assets.savepoint.metadata import Savepoint, completed_savepoints
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import PROPERTIES_FILE
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import CLEAN, SAVEPOINT, Instant, State
+from hudi_assets.timeline.instant_time import Clock, wall_clock
 from hudi_assets.timeline.timeline import ActiveTimeline
 from hudi_assets.transaction import table_lock
 
@@ -38,14 +39,6 @@ log = logging.getLogger(__name__)
 # hudi-cli's defaults for `savepoint create --user` and `--comments`.
 DEFAULT_USER = "default"
 DEFAULT_COMMENT = "default"
-
-
-class SavepointHooks:
-    """Points where a test may inject a crash; production passes none."""
-
-    def reached(self, step: str) -> None:
-        """"inflight": `<t>.savepoint.inflight` written, the completed file not yet;
-        "inflight_deleted": a delete removed the inflight file, not yet the completed one."""
 
 
 @dataclass(frozen=True)
@@ -60,14 +53,14 @@ class SavepointUsage:
 
 class Savepointer:
     """The savepoint service of one table: built once from the table (its settings, its lock), an
-    engine for the listing and a clock (`savepointedAt`)."""
+    engine for the listing, a clock (`savepointedAt`) and a listener."""
 
-    def __init__(self, table: HoodieTable, engine: Engine | None = None,
-                 clock: Callable[[], datetime] | None = None, hooks: SavepointHooks | None = None):
+    def __init__(self, table: HoodieTable, engine: Engine | None = None, clock: Clock = wall_clock,
+                 listener: Listener = QUIET):
         self.table = table
         self.engine = engine
-        self.clock = clock or (lambda: datetime.now(UTC))
-        self.hooks = hooks or SavepointHooks()
+        self.clock = clock
+        self.listener = listener
 
     # ------------------------------------------------------------------------------- create
     def create(self, instant: str | None = None, user: str = DEFAULT_USER,
@@ -91,7 +84,7 @@ class Savepointer:
                 timeline.create_state_file(inflight, b"")
             else:
                 log.info("completing savepoint %s, left inflight by an earlier run", instant)
-            self.hooks.reached("inflight")
+            self.listener.reached(Step.SAVEPOINT_INFLIGHT)
             timeline.create_state_file(inflight.with_state(State.COMPLETED), savepoint.serialize())
             self.table.reload_timeline()
             log.info("savepoint %s created: %d files in %d partitions", instant, savepoint.file_count,
@@ -156,7 +149,7 @@ class Savepointer:
             storage = self.table.storage
             if timeline.has_state_file(inflight):
                 storage.delete_checked([timeline.state_file_path(inflight)])
-            self.hooks.reached("inflight_deleted")
+            self.listener.reached(Step.SAVEPOINT_INFLIGHT_DELETED)
             completed = inflight.with_state(State.COMPLETED)
             if timeline.has_state_file(completed):
                 storage.delete_checked([timeline.state_file_path(completed)])
@@ -185,8 +178,9 @@ class Savepointer:
 
     def _planned(self, table: HoodieTable, config: CleanConfig, now: datetime) -> dict[str, int]:
         """Path -> size of every file a clean planned now would delete."""
-        plan, planner = plan_clean(table, config, self.engine, now, with_sizes=True)
-        sizes = planned_file_sizes(table, plan, planner)
+        cleaner = Cleaner(table, config, self.engine, lambda: now)
+        plan = cleaner.plan(with_sizes=True)
+        sizes = cleaner.file_sizes(plan)
         return {info.file_path: size for partition, files in plan.file_paths_to_delete.items()
                 for info, size in zip(files, sizes[partition], strict=True)}
 

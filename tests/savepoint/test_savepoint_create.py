@@ -12,7 +12,7 @@ import pytest
 from hudi import HudiReadOptions, HudiTableBuilder
 from support.refdata import shared_path
 
-from hudi_assets.clean import CleanConfig, clean_table
+from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.demo import generate_table
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.savepoint import Savepointer
@@ -131,7 +131,7 @@ def test_refusals_write_nothing(tmp_path):
 def test_refused_before_the_earliest_commit_the_last_clean_retained(tmp_path):
     made = demo(tmp_path, commits=8, failed_write=False)
     table = HoodieTable(made.storage)
-    result = clean_table(table, CleanConfig(commits_retained=2, max_commits=1))
+    result = Cleaner(table, CleanConfig(commits_retained=2, max_commits=1)).clean()
     assert result.scheduled
     ectr = made.completed_commits[-2]
     before = state_files(made.storage)

@@ -16,7 +16,7 @@ from hudi import HudiReadOptions, HudiTable
 
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
 from hudi_assets.archive.config import ArchiveConfig
-from hudi_assets.clean import CleanConfig, clean_table
+from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.demo import generate_table
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.savepoint import Savepointer
@@ -52,7 +52,7 @@ def savepoint_files(storage: Storage, instant: str) -> list[str]:
 def clean(table: HoodieTable, max_commits: int = 1):
     """A clean with the table's settings; `max_commits` 0 plans one even without a commit since the last."""
     config = CleanConfig.from_write_config(table.write_config)
-    return clean_table(table, dataclasses.replace(config, max_commits=max_commits))
+    return Cleaner(table, dataclasses.replace(config, max_commits=max_commits)).clean()
 
 
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
@@ -76,7 +76,7 @@ def test_archival_stops_at_the_savepoint(tmp_path):
     instant = made.completed_commits[3]
     Savepointer(table).create(instant)
     clean(table)
-    HoodieTimelineArchiver(table, ArchiveConfig.from_write_config(table.write_config)).archive_if_required()
+    HoodieTimelineArchiver(table, ArchiveConfig.from_write_config(table.write_config)).archive()
     active = HoodieTable(made.storage).active_timeline
     commits = active.completed_commits_timeline(False).timestamps
     assert commits[0] <= instant and instant in commits
@@ -126,7 +126,7 @@ def _killed(made, operation: str, instant: str, step: str) -> None:
 def test_a_create_killed_after_the_inflight_file_is_finished_by_the_next_run(tmp_path, then):
     made = demo(tmp_path)
     instant = made.completed_commits[-1]
-    _killed(made, "create", instant, "inflight")
+    _killed(made, "create", instant, "SAVEPOINT_INFLIGHT")
     assert savepoint_files(made.storage, instant) == [f"{instant}.savepoint.inflight"]
     service = Savepointer(table_of(made))
     assert service.list() == []  # an inflight savepoint protects nothing
@@ -143,7 +143,7 @@ def test_a_delete_killed_between_the_state_files_leaves_the_savepoint_in_force(t
     made = demo(tmp_path)
     instant = made.completed_commits[-1]
     Savepointer(table_of(made)).create(instant)
-    _killed(made, "delete", instant, "inflight_deleted")
+    _killed(made, "delete", instant, "SAVEPOINT_INFLIGHT_DELETED")
     assert savepoint_files(made.storage, instant) == [f"{instant}.savepoint"]
     service = Savepointer(table_of(made))
     assert [u.savepoint.instant for u in service.list()] == [instant]
