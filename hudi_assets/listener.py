@@ -39,6 +39,9 @@ class Step(Enum):
     MERGE_PLAN_WRITTEN = "merge plan written"
     MERGE_FILE_WRITTEN = "merged archive file written"
     MERGE_CANDIDATES_DELETED = "merged archive files deleted"
+    # a savepoint's create and delete (Savepointer)
+    SAVEPOINT_INFLIGHT = "savepoint inflight written"  # the completed file not yet
+    SAVEPOINT_INFLIGHT_DELETED = "savepoint inflight deleted"  # a delete's first file gone, not its second
 
 
 class Listener(Protocol):

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from hudi_assets.findings import Finding
     from hudi_assets.listener import Listener
     from hudi_assets.rollback import Rollbacker, RollbackResult
+    from hudi_assets.savepoint import Savepoint, SavepointUsage
     from hudi_assets.table import HoodieTable
 
 log = logging.getLogger(__name__)
@@ -160,3 +161,22 @@ class TableMaintenance:
 
     def status(self) -> MaintenanceStatus:
         return maintenance_status(self.table, self.table.write_config)
+
+    def savepoint(self, instant: str | None = None, *, user: str = "default",
+                  comment: str = "default") -> Savepoint:
+        """Savepoint a completed commit (None: the latest), as hudi-cli's `savepoint create`."""
+        from hudi_assets.savepoint import Savepointer
+
+        return Savepointer(self.table).create(instant, user=user, comment=comment)
+
+    def savepoints(self) -> list[SavepointUsage]:
+        """Every savepoint with the files and bytes it keeps alive."""
+        from hudi_assets.savepoint import Savepointer
+
+        return Savepointer(self.table).list()
+
+    def delete_savepoint(self, instant: str) -> None:
+        """Remove a savepoint (refused for an instant that is none), as `savepoint delete`."""
+        from hudi_assets.savepoint import Savepointer
+
+        Savepointer(self.table).delete(instant)
