@@ -1,0 +1,245 @@
+"""`OrphanFileRepair`: find the data files no commit owns, and quarantine, restore, purge or delete
+them; built once from (table, config, engine, clock) as the other table services are.
+
+Every run that changes the table holds the table's lock throughout, and finishes any quarantine run an
+earlier process left half-done before it plans anew. Every refusal (an unreadable archive, a file
+older than both timelines, more orphans than `max_orphans`) comes before the first move or delete.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from hudi_assets.exceptions import DeleteFailedError, HudiInputError
+from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired
+from hudi_assets.repair.config import OrphanConfig
+from hudi_assets.repair.detection import (
+    list_data_files,
+    load_ownership,
+    load_protection,
+    path_problem,
+)
+from hudi_assets.repair.quarantine import (
+    MANIFEST,
+    MOVED,
+    UNDOING,
+    Orphan,
+    has_mark,
+    move_all,
+    quarantined_path,
+    read_manifest,
+    run_folder,
+    runs,
+    set_mark,
+    write_manifest,
+)
+from hudi_assets.timeline.instant_time import format_instant_time, parse_instant_time
+from hudi_assets.transaction import table_lock
+
+if TYPE_CHECKING:
+    from hudi_assets.engine import Engine
+    from hudi_assets.table import HoodieTable
+
+OPERATION = "repair orphan files"
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A file Hudi's rule would remove, held back by a guard (`reason`); never touched."""
+
+    path: str
+    instant: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class OrphanFilesResult:
+    """One orphan-file run: what was found and what was done. `run` names the quarantine run (None
+    for a dry run, a `--delete` run, or a run that found nothing); `deleted`: removed, not moved."""
+
+    dry_run: bool
+    orphans: tuple[Orphan, ...]
+    kept: tuple[Kept, ...]
+    run: str | None = None
+    deleted: bool = False
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(o.size for o in self.orphans)
+
+    def by_partition_instant(self) -> dict[tuple[str, str], tuple[int, int]]:
+        """(partition, instant) -> (files, bytes), sorted."""
+        totals: dict[tuple[str, str], tuple[int, int]] = {}
+        for o in self.orphans:
+            files, size = totals.get((o.partition, o.instant), (0, 0))
+            totals[(o.partition, o.instant)] = (files + 1, size + o.size)
+        return dict(sorted(totals.items()))
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    run: str
+    restored: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PurgeResult:
+    dry_run: bool
+    runs: tuple[str, ...]
+    files: int
+    bytes: int
+
+
+class OrphanFileRepair:
+    """The orphan-file service of one table. `clock` returns epoch seconds (ages, run names)."""
+
+    def __init__(self, table: HoodieTable, config: OrphanConfig, engine: Engine,
+                 clock: Callable[[], float] = time.time):
+        self.table = table
+        self.config = config
+        self.engine = engine
+        self.clock = clock
+
+    @property
+    def storage(self):
+        return self.table.storage
+
+    # ------------------------------------------------------------ detection
+    def plan(self) -> OrphanFilesResult:
+        """The dry run: every orphan with its reason, every held-back candidate with its guard."""
+        base_extension = self.table.config.base_file_extension
+        ownership = load_ownership(self.table)
+        candidates = [c for rel in list_data_files(self.table, self.engine)
+                      if (c := ownership.judge(rel, base_extension)) is not None]
+        protection = load_protection(self.table, ownership)
+        listed = self._metadata_listed({c.path.rpartition("/")[0] for c in candidates})
+        heartbeat = HeartbeatConfig.from_write_config(self.table.write_config)
+        now_ms = int(self.clock() * 1000)
+        youngest_ms = now_ms - int(self.config.min_age.total_seconds() * 1000)
+        live: dict[str, bool] = {}
+        resolved: dict[str, str] = {}
+        orphans: list[Orphan] = []
+        kept: list[Kept] = []
+        for c in candidates:
+            status = self.storage.status(c.path)
+            if status is None:
+                continue  # gone since the listing
+            if c.instant not in live:
+                live[c.instant] = not is_heartbeat_expired(self.storage, c.instant, heartbeat, now_ms)
+            why = (protection.reason(c) or path_problem(self.table, c.path, resolved)
+                   or ("the metadata table lists it" if c.path in listed else None)
+                   or (f"instant {c.instant} has a live heartbeat" if live[c.instant] else None)
+                   or (f"younger than the minimum age {self.config.min_age}"
+                       if status.mtime_ms > youngest_ms else None))
+            if why:
+                kept.append(Kept(c.path, c.instant, why))
+            else:
+                orphans.append(Orphan(c.path, status.size, c.instant, c.reason))
+        if len(orphans) > self.config.max_orphans:
+            raise HudiInputError(f"{self.table.base_path}: {len(orphans)} orphan files found, more than "
+                                 f"the maximum of {self.config.max_orphans}; nothing was moved (raise the "
+                                 "maximum once the list is checked)")
+        return OrphanFilesResult(True, tuple(orphans), tuple(kept))
+
+    def _metadata_listed(self, partitions: set[str]) -> frozenset[str]:
+        """Paths the metadata table lists in `partitions` (none without a files partition)."""
+        from hudi_assets.metadata.table import listing_metadata_table
+
+        if not partitions:
+            return frozenset()
+        mdt = listing_metadata_table(self.storage, self.table.config, enabled=True)
+        if mdt is None:
+            return frozenset()
+        listing = mdt.files_in_partitions(sorted(partitions))
+        return frozenset(f"{p}/{name}" if p else name for p, files in listing.items() for name in files)
+
+    # ------------------------------------------------------------ changes
+    def quarantine(self) -> OrphanFilesResult:
+        """Move every orphan into a new quarantine run, its manifest written first."""
+        with table_lock(self.table, OPERATION):
+            self.resume()
+            found = self.plan()
+            if not found.orphans:
+                return replace(found, dry_run=False)
+            run = self._new_run()
+            moves = [(o.path, quarantined_path(run, o.path)) for o in found.orphans]
+            write_manifest(self.storage, run, found.orphans)
+            move_all(self.storage, moves)
+            set_mark(self.storage, run, MOVED)
+            return replace(found, dry_run=False, run=run)
+
+    def delete(self) -> OrphanFilesResult:
+        """Delete every orphan without a copy (Hudi's tool without a backup path)."""
+        with table_lock(self.table, OPERATION):
+            self.resume()
+            found = self.plan()
+            result = self.storage.delete_many([o.path for o in found.orphans])
+            if result.failed:
+                raise DeleteFailedError(f"{len(result.failed)} orphan files could not be deleted",
+                                        list(result.failed))
+            return replace(found, dry_run=False, deleted=True)
+
+    def undo(self, run: str) -> UndoResult:
+        """Move a quarantine run's files back where they were, then drop the run."""
+        with table_lock(self.table, OPERATION):
+            return self._undo(run)
+
+    def _undo(self, run: str) -> UndoResult:
+        orphans = read_manifest(self.storage, run)
+        moves = [(quarantined_path(run, o.path), o.path) for o in orphans]
+        set_mark(self.storage, run, UNDOING)
+        move_all(self.storage, moves)
+        self.storage.delete_dir(run_folder(run))
+        return UndoResult(run, tuple(o.path for o in orphans))
+
+    def purge(self, quarantined_before: timedelta, dry_run: bool = False) -> PurgeResult:
+        """Delete the quarantine runs older than `quarantined_before` (by their run instant)."""
+        with table_lock(self.table, OPERATION):
+            self.resume()
+            cutoff = datetime.fromtimestamp(self.clock()) - quarantined_before
+            old = [r for r in runs(self.storage)
+                   if (at := parse_instant_time(r)) is not None and at <= cutoff]
+            files = size = 0
+            for run in old:
+                if not has_mark(self.storage, run, MANIFEST):  # a purge killed after the manifest went
+                    self.storage.delete_dir(run_folder(run))
+                    continue
+                orphans = read_manifest(self.storage, run)
+                files += len(orphans)
+                size += sum(o.size for o in orphans)
+                if not dry_run:
+                    self.storage.delete_many([quarantined_path(run, o.path) for o in orphans])
+                    self.storage.delete_dir(run_folder(run))
+            return PurgeResult(dry_run, tuple(old), files, size)
+
+    def resume(self) -> list[str]:
+        """Finish the quarantine runs and undos a killed process left half-done; returns their runs."""
+        finished = []
+        with table_lock(self.table, OPERATION):
+            for run in runs(self.storage):
+                if not has_mark(self.storage, run, MANIFEST) and (
+                        has_mark(self.storage, run, UNDOING) or not self.storage.list(run_folder(run))):
+                    self.storage.delete_dir(run_folder(run))  # an undo killed while dropping its run
+                elif has_mark(self.storage, run, UNDOING):
+                    self._undo(run)
+                elif not has_mark(self.storage, run, MOVED):
+                    orphans = read_manifest(self.storage, run)
+                    move_all(self.storage, [(o.path, quarantined_path(run, o.path)) for o in orphans])
+                    set_mark(self.storage, run, MOVED)
+                else:
+                    continue
+                finished.append(run)
+        return finished
+
+    def _new_run(self) -> str:
+        """A run name: the instant time now, made unique among the runs present."""
+        taken = set(runs(self.storage))
+        moment = datetime.fromtimestamp(self.clock())
+        while (run := format_instant_time(moment)) in taken:
+            moment += timedelta(milliseconds=1)
+        return run
+
