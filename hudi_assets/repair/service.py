@@ -104,6 +104,12 @@ class OrphanFileRepair:
         self.engine = engine
         self.clock = clock
 
+    @classmethod
+    def for_table(cls, table: HoodieTable, engine: Engine, min_age: timedelta | None = None,
+                  max_orphans: int | None = None) -> OrphanFileRepair:
+        """The service with the table's settings (the guards checked against them) and these limits."""
+        return cls(table, OrphanConfig.from_write_config(table.write_config, min_age, max_orphans), engine)
+
     @property
     def storage(self):
         return self.table.storage
