@@ -207,3 +207,28 @@ def path_problem(table: HoodieTable, rel: str, resolved: dict[str, str]) -> str 
     if canonical != rel:
         return f"its canonical path is {canonical}"
     return data_file_problem(rel)
+
+
+def changed_since(table: HoodieTable, ownership: Ownership, candidates: Iterable[Candidate]
+                  ) -> dict[str, str]:
+    """Candidates the timeline, read again just before the first move, no longer leaves alone: a
+    write that completed listing one, or started on its instant or (for a log file) after its base
+    instant, since the run read the timeline. Path -> why."""
+    active = table.reload_timeline()
+    listed: set[str] = set()
+    started: list[tuple[str, str]] = []
+    for instant in active:
+        if instant.is_completed and instant.timestamp not in ownership.completed:
+            if instant.action in WRITE_ACTIONS:
+                listed.update(p for p in metadata.commit_metadata(active, instant).written_paths if p)
+        elif not instant.is_completed and instant.timestamp not in ownership.pending:
+            started.append((instant.timestamp, instant.action))
+    changed = {}
+    for c in candidates:
+        log = LogFile.parse(c.path.rpartition("/")[2])
+        if c.path in listed:
+            changed[c.path] = "a write that completed during the run lists it"
+        elif any(t == c.instant or (log is not None and action in (DELTA_COMMIT, LOG_COMPACTION)
+                                    and t >= log.base_instant) for t, action in started):
+            changed[c.path] = "a write that started during the run may own it"
+    return changed

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 
 from hudi_assets.exceptions import CorruptFileError, DeleteFailedError, HudiInputError, StorageError
@@ -24,6 +24,10 @@ from hudi_assets.table_paths import QUARANTINE_FOLDER, quarantine_file_problem
 MANIFEST = "_manifest.jsonl"
 MOVED = "_moved"
 UNDOING = "_undo"
+
+
+def ignore(step: str) -> None:
+    """The listener of a run nobody watches."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +85,14 @@ def read_manifest(storage: Storage, run: str) -> list[Orphan]:
     return orphans
 
 
+def holds_data_files(storage: Storage, run: str) -> bool:
+    """Whether a run's folder holds anything but our own marks and a temporary copy of one (a state
+    file is written aside, `.tmp-*`, then renamed: a kill in between leaves the copy)."""
+    ours = (MANIFEST, MOVED, UNDOING, ".tmp-")
+    return any(not s.is_dir and not s.name.startswith(ours)
+               for s in storage.list(run_folder(run), recursive=True))
+
+
 def has_mark(storage: Storage, run: str, mark: str) -> bool:
     return storage.exists(f"{run_folder(run)}/{mark}")
 
@@ -89,9 +101,10 @@ def set_mark(storage: Storage, run: str, mark: str) -> None:
     storage.write(f"{run_folder(run)}/{mark}", b"")
 
 
-def move_all(storage: Storage, moves: list[tuple[str, str]]) -> int:
+def move_all(storage: Storage, moves: list[tuple[str, str]], reached: Callable[[str], None] = ignore) -> int:
     """Move each (source, destination), both relative to the base path; a source already gone was
-    moved by an earlier, interrupted call. Returns how many files moved now."""
+    moved by an earlier, interrupted call. `reached("move")` after each file. Returns how many
+    files moved now."""
     sources_copied: list[str] = []
     moved = 0
     for source, target in moves:
@@ -110,6 +123,7 @@ def move_all(storage: Storage, moves: list[tuple[str, str]]) -> int:
                 storage.fs.copy_file(f"{storage.root}/{source}", f"{storage.root}/{target}")
             sources_copied.append(source)
         moved += 1
+        reached("move")
     if sources_copied:
         result = storage.delete_many(sources_copied)
         if result.failed:

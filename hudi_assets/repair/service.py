@@ -18,6 +18,9 @@ from hudi_assets.exceptions import DeleteFailedError, HudiInputError
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired
 from hudi_assets.repair.config import OrphanConfig
 from hudi_assets.repair.detection import (
+    Candidate,
+    Ownership,
+    changed_since,
     list_data_files,
     load_ownership,
     load_protection,
@@ -29,6 +32,8 @@ from hudi_assets.repair.quarantine import (
     UNDOING,
     Orphan,
     has_mark,
+    holds_data_files,
+    ignore,
     move_all,
     quarantined_path,
     read_manifest,
@@ -95,14 +100,17 @@ class PurgeResult:
 
 
 class OrphanFileRepair:
-    """The orphan-file service of one table. `clock` returns epoch seconds (ages, run names)."""
+    """The orphan-file service of one table. `clock` returns epoch seconds (ages, run names);
+    `listener` hears each step that changes storage ("manifest", "move", "undo", "purge"), where the
+    crash tests kill the process."""
 
     def __init__(self, table: HoodieTable, config: OrphanConfig, engine: Engine,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, listener: Callable[[str], None] = ignore):
         self.table = table
         self.config = config
         self.engine = engine
         self.clock = clock
+        self.listener = listener
 
     @classmethod
     def for_table(cls, table: HoodieTable, engine: Engine, min_age: timedelta | None = None,
@@ -117,6 +125,9 @@ class OrphanFileRepair:
     # ------------------------------------------------------------ detection
     def plan(self) -> OrphanFilesResult:
         """The dry run: every orphan with its reason, every held-back candidate with its guard."""
+        return self._plan()[0]
+
+    def _plan(self) -> tuple[OrphanFilesResult, Ownership]:
         base_extension = self.table.config.base_file_extension
         ownership = load_ownership(self.table)
         candidates = [c for rel in list_data_files(self.table, self.engine)
@@ -149,7 +160,20 @@ class OrphanFileRepair:
             raise HudiInputError(f"{self.table.base_path}: {len(orphans)} orphan files found, more than "
                                  f"the maximum of {self.config.max_orphans}; nothing was moved (raise the "
                                  "maximum once the list is checked)")
-        return OrphanFilesResult(True, tuple(orphans), tuple(kept))
+        return OrphanFilesResult(True, tuple(orphans), tuple(kept)), ownership
+
+    def _planned(self) -> OrphanFilesResult:
+        """The plan of a run that changes storage, under the lock: interrupted runs finished first,
+        and the timeline read again at the end, so that a write that completed or started meanwhile
+        keeps its files."""
+        self.resume()
+        found, ownership = self._plan()
+        changed = changed_since(self.table, ownership,
+                                (Candidate(o.path, o.instant, o.reason) for o in found.orphans))
+        if not changed:
+            return replace(found, dry_run=False)
+        return replace(found, dry_run=False, orphans=tuple(o for o in found.orphans if o.path not in changed),
+                       kept=found.kept + tuple(Kept(p, "", why) for p, why in changed.items()))
 
     def _metadata_listed(self, partitions: set[str]) -> frozenset[str]:
         """Paths the metadata table lists in `partitions` (none without a files partition)."""
@@ -167,27 +191,26 @@ class OrphanFileRepair:
     def quarantine(self) -> OrphanFilesResult:
         """Move every orphan into a new quarantine run, its manifest written first."""
         with table_lock(self.table, OPERATION):
-            self.resume()
-            found = self.plan()
+            found = self._planned()
             if not found.orphans:
-                return replace(found, dry_run=False)
+                return found
             run = self._new_run()
             moves = [(o.path, quarantined_path(run, o.path)) for o in found.orphans]
             write_manifest(self.storage, run, found.orphans)
-            move_all(self.storage, moves)
+            self.listener("manifest")
+            move_all(self.storage, moves, self.listener)
             set_mark(self.storage, run, MOVED)
-            return replace(found, dry_run=False, run=run)
+            return replace(found, run=run)
 
     def delete(self) -> OrphanFilesResult:
         """Delete every orphan without a copy (Hudi's tool without a backup path)."""
         with table_lock(self.table, OPERATION):
-            self.resume()
-            found = self.plan()
+            found = self._planned()
             result = self.storage.delete_many([o.path for o in found.orphans])
             if result.failed:
                 raise DeleteFailedError(f"{len(result.failed)} orphan files could not be deleted",
                                         list(result.failed))
-            return replace(found, dry_run=False, deleted=True)
+            return replace(found, deleted=True)
 
     def undo(self, run: str) -> UndoResult:
         """Move a quarantine run's files back where they were, then drop the run."""
@@ -198,7 +221,8 @@ class OrphanFileRepair:
         orphans = read_manifest(self.storage, run)
         moves = [(quarantined_path(run, o.path), o.path) for o in orphans]
         set_mark(self.storage, run, UNDOING)
-        move_all(self.storage, moves)
+        self.listener("undo")
+        move_all(self.storage, moves, self.listener)
         self.storage.delete_dir(run_folder(run))
         return UndoResult(run, tuple(o.path for o in orphans))
 
@@ -219,6 +243,7 @@ class OrphanFileRepair:
                 size += sum(o.size for o in orphans)
                 if not dry_run:
                     self.storage.delete_many([quarantined_path(run, o.path) for o in orphans])
+                    self.listener("purge")
                     self.storage.delete_dir(run_folder(run))
             return PurgeResult(dry_run, tuple(old), files, size)
 
@@ -228,13 +253,15 @@ class OrphanFileRepair:
         with table_lock(self.table, OPERATION):
             for run in runs(self.storage):
                 if not has_mark(self.storage, run, MANIFEST) and (
-                        has_mark(self.storage, run, UNDOING) or not self.storage.list(run_folder(run))):
-                    self.storage.delete_dir(run_folder(run))  # an undo killed while dropping its run
+                        has_mark(self.storage, run, UNDOING) or not holds_data_files(self.storage, run)):
+                    # an undo killed while dropping its run, or a run killed before its manifest
+                    self.storage.delete_dir(run_folder(run))
                 elif has_mark(self.storage, run, UNDOING):
                     self._undo(run)
                 elif not has_mark(self.storage, run, MOVED):
                     orphans = read_manifest(self.storage, run)
-                    move_all(self.storage, [(o.path, quarantined_path(run, o.path)) for o in orphans])
+                    move_all(self.storage, [(o.path, quarantined_path(run, o.path)) for o in orphans],
+                             self.listener)
                     set_mark(self.storage, run, MOVED)
                 else:
                     continue
