@@ -141,7 +141,7 @@ def test_a_quarantine_killed_half_way_is_finished_by_the_next_run(corpus):
 
 
 def test_a_write_that_completes_or_starts_during_the_run_keeps_its_files(corpus):
-    b, orphans, _ = corpus
+    b, _, _ = corpus
     table = b.table()
     ownership = load_ownership(table)
     found = repair(table).plan()

@@ -78,7 +78,7 @@ def test_a_killed_purge_is_finished_by_the_next_purge(table):
 
 
 def test_a_run_killed_before_its_manifest_leaves_a_folder_the_next_run_drops(table):
-    b, orphans = table
+    b, _ = table
     b.write({f"{run_folder('20240301000000000')}/.tmp-0123": b"half a manifest"})
     assert repair(b.table()).resume() == ["20240301000000000"]
     assert repair(b.table()).quarantine().run != "20240301000000000"
