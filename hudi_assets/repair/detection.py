@@ -90,10 +90,12 @@ class Ownership:
 
 def load_ownership(table: HoodieTable) -> Ownership:
     """Read the active timeline and the whole archived timeline once. A missing archive folder (Hudi
-    creates it with the table) or an unreadable archive file refuses the run."""
+    creates it with the table) or an unreadable archive file refuses the run. On an object store a
+    folder is no object, so an absent one is an empty archive there (files older than the active
+    timeline are still refused, by `Ownership.judge`)."""
     folder = table.config.archive_folder
     status = table.storage.status(folder)
-    if status is None or not status.is_dir:
+    if table.storage.is_local and (status is None or not status.is_dir):
         raise HudiInputError(f"{table.storage.uri(folder)}: the archived timeline is missing; without it "
                              "files of archived commits would look like orphans")
     listed: dict[str, list[str]] = {}
