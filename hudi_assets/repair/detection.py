@@ -5,7 +5,8 @@ Hudi (`RepairUtils.findInstantFilesToRemove`, apache/hudi 026a064, behind `Hoodi
 still requested or inflight, and removes a completed instant's files its write stats do not list, and
 every file of an instant neither timeline knows. On table version 6 a log file's name carries its
 slice's *base* instant, not the deltacommit that wrote it, so per-instant matching would take every
-log file for an orphan: here a file is owned when any completed write, active or archived, lists it.
+log file for an orphan: here a file is owned when any completed write, active or archived, lists it,
+or a completed rollback names it (a failed block and the command block voiding it stay together).
 
 A candidate is then held back (never touched) by the guards Hudi lacks: a live heartbeat, markers or
 a pending plan naming it, a pending write that may own a log file, the metadata table listing it, a
@@ -106,7 +107,8 @@ def load_ownership(table: HoodieTable) -> Ownership:
             instant = entry.instant
             if instant.is_completed:
                 completed[instant.timestamp] = instant.action
-                listed[instant.timestamp] = [*_archived_paths(entry.payload)]
+                listed[instant.timestamp] = [*(_rollback_paths if instant.action == ROLLBACK
+                                               else _archived_paths)(entry.payload)]
     except CorruptFileError as exc:
         raise HudiInputError(f"the archived timeline is unreadable: {exc}") from exc
     pending: dict[str, str] = {}
@@ -118,6 +120,8 @@ def load_ownership(table: HoodieTable) -> Ownership:
         if instant.action in WRITE_ACTIONS:
             written = metadata.commit_metadata(active, instant).written_paths
             listed[instant.timestamp] = [p for p in written if p]
+        elif instant.action == ROLLBACK:
+            listed[instant.timestamp] = [*_rollback_paths(metadata.completed_metadata(active, instant))]
     known = [*completed, *pending]
     silent = frozenset(t for t, action in completed.items() if action in WRITE_ACTIONS and not listed.get(t))
     owned = frozenset(p for paths in listed.values() for p in paths)
@@ -130,6 +134,18 @@ def _archived_paths(payload: dict[str, Any] | None) -> Iterator[str]:
         for stat in stats or []:
             if stat.get("path"):
                 yield stat["path"]
+
+
+def _rollback_paths(payload: dict[str, Any] | None) -> Iterator[str]:
+    """The log files a completed rollback names: those it appended a command block to and those the
+    failed commit wrote. They stay together: moving one without the other would change what a
+    merge-on-read reader reads of the slice."""
+    for stat in ((payload or {}).get("partitionMetadata") or {}).values():
+        partition = stat.get("partitionPath") or ""
+        for key in ("rollbackLogFiles", "logFilesFromFailedCommit"):
+            for path in stat.get(key) or {}:
+                name = path.rpartition("/")[2]
+                yield f"{partition}/{name}" if partition else name
 
 
 def _data_file_names(partition: str, _files: list[str], listing: DirectoryListing) -> list[str]:

@@ -229,3 +229,23 @@ def test_min_age_is_refused_below_the_heartbeat_expiry_and_the_retained_hours(tm
     assert config.min_age == timedelta(days=3)
     with pytest.raises(InvalidConfigError, match="expected a number and a unit"):
         parse_duration("7 days")
+
+
+def test_log_files_a_completed_rollback_names_stay_together(tmp_path):
+    """A failed deltacommit's log file and the rollback's command block in the same slice: readers
+    skip the failed block because of the command block, so neither may go without the other."""
+    b = TableBuilder(tmp_path / "t", "MERGE_ON_READ")
+    b.storage.mkdirs(".hoodie/archived")
+    b.commit(ts(1), {"p1": [base_file("a", ts(1))]})
+    failed, command = b.files("p1", log_file("a", ts(1), 1), log_file("a", ts(1), 2))
+    partition = {"partitionPath": "p1", "successDeleteFiles": [], "failedDeleteFiles": [],
+                 "rollbackLogFiles": {f"{b.root}/{command}": 1},
+                 "logFilesFromFailedCommit": {f"{b.root}/{failed}": 1}}
+    b.state_file(Instant(ts(3), "rollback", State.REQUESTED).file_name)
+    b.state_file(Instant(ts(3), "rollback", State.INFLIGHT).file_name)
+    b.state_file(Instant(ts(3), "rollback").file_name, serialize_metadata("HoodieRollbackMetadata", {
+        "startRollbackTime": ts(3), "timeTakenInMillis": 3, "totalFilesDeleted": 0,
+        "commitsRollback": [ts(2)], "partitionMetadata": {"p1": partition}, "version": 1,
+        "instantsRollback": [{"commitTime": ts(2), "action": "deltacommit"}]}))
+    orphan = b.files("p1", log_file("a", ts(1), 3))
+    assert [o.path for o in repair(b.table()).plan().orphans] == orphan
