@@ -249,3 +249,12 @@ def test_log_files_a_completed_rollback_names_stay_together(tmp_path):
         "instantsRollback": [{"commitTime": ts(2), "action": "deltacommit"}]}))
     orphan = b.files("p1", log_file("a", ts(1), 3))
     assert [o.path for o in repair(b.table()).plan().orphans] == orphan
+
+
+def test_an_unreadable_archive_refuses_the_run(corpus):
+    b, orphans, _ = corpus
+    (archive,) = (b.root / ".hoodie" / "archived").glob(".commits_.archive.*")
+    archive.write_bytes(b"not a log file" * 100)
+    with pytest.raises(HudiInputError, match="archived timeline is unreadable"):
+        repair(b.table()).quarantine()
+    assert all((b.root / p).exists() for p in orphans)
