@@ -42,6 +42,7 @@ from hudi_assets.repair.quarantine import (
     set_mark,
     write_manifest,
 )
+from hudi_assets.table_config import PROPERTIES_FILE
 from hudi_assets.timeline.instant_time import format_instant_time, parse_instant_time
 from hudi_assets.transaction import table_lock
 
@@ -106,6 +107,7 @@ class OrphanFileRepair:
 
     def __init__(self, table: HoodieTable, config: OrphanConfig, engine: Engine,
                  clock: Callable[[], float] = time.time, listener: Callable[[str], None] = ignore):
+        table.config.check_service("orphan-file repair", table.storage.uri(PROPERTIES_FILE))
         self.table = table
         self.config = config
         self.engine = engine
