@@ -62,7 +62,14 @@ def corpus(tmp_path) -> tuple[TableBuilder, set[str], set[str]]:
     b.write({f"p1/{base_file('zero', ts(301))}": b""})         # a zero-byte parquet file
     orphans.add(f"p1/{base_file('zero', ts(301))}")
     kept = set(b.files("p1", base_file("live", ts(302)), base_file("young", ts(303)),
-                       base_file("saved", ts(304))))
+                       base_file("saved", ts(304)), base_file("halfrb", ts(307))))
+    # A half-done rollback of a failed write whose instant files are gone: its plan still names the file.
+    request = {"partitionPath": "p1", "fileId": "halfrb", "latestBaseInstant": ts(307),
+               "logBlocksToBeDeleted": {}, "filesToBeDeleted": [f"p1/{base_file('halfrb', ts(307))}"]}
+    b.state_file(Instant(ts(308), "rollback", State.REQUESTED).file_name, serialize_metadata(
+        "HoodieRollbackPlan", {"instantToRollback": {"commitTime": ts(307), "action": "commit"},
+                               "RollbackRequests": [request], "version": 1}))
+    b.state_file(Instant(ts(308), "rollback", State.INFLIGHT).file_name)
     b.state_file(heartbeat_path(ts(302)).removeprefix(".hoodie/"))
     os.utime(b.root / heartbeat_path(ts(302)), (time.time() + LATER,) * 2)
     os.utime(b.root / "p1" / base_file("young", ts(303)), (time.time() + LATER,) * 2)
@@ -87,6 +94,7 @@ def test_the_dry_run_names_exactly_the_orphans(corpus):
     assert "live heartbeat" in why[base_file("live", ts(302))]
     assert "minimum age" in why[base_file("young", ts(303))]
     assert "savepoint" in why[base_file("saved", ts(304))]
+    assert "pending plan" in why[base_file("halfrb", ts(307))]
     assert result.by_partition_instant()[("p1", ts(301))] == (1, 0)
 
 
