@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from hudi_assets.exceptions import DeleteFailedError, HudiInputError
+from hudi_assets.fsview import is_checksum_file
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired
 from hudi_assets.repair.config import OrphanConfig
 from hudi_assets.repair.detection import (
@@ -48,6 +49,7 @@ from hudi_assets.transaction import table_lock
 
 if TYPE_CHECKING:
     from hudi_assets.engine import Engine
+    from hudi_assets.storage import Storage
     from hudi_assets.table import HoodieTable
 
 OPERATION = "repair orphan files"
@@ -100,6 +102,17 @@ class PurgeResult:
     bytes: int
 
 
+def _sidecars_with_their_files(orphans: list[Orphan], kept: list[Kept]) -> tuple[list[Orphan], list[Kept]]:
+    """A `.crc` sidecar stays while the file it guards is kept: the two move together or not at all."""
+    held = {k.path for k in kept}
+    stays = [o for o in orphans if is_checksum_file(name := o.path.rpartition("/")[2])
+             and f"{o.path.rpartition('/')[0]}/{name[1:-4]}".lstrip("/") in held]
+    if not stays:
+        return orphans, kept
+    return ([o for o in orphans if o not in stays],
+            kept + [Kept(o.path, o.instant, "the file it guards is kept") for o in stays])
+
+
 class OrphanFileRepair:
     """The orphan-file service of one table. `clock` returns epoch seconds (ages, run names);
     `listener` hears each step that changes storage ("manifest", "move", "undo", "purge"), where the
@@ -121,7 +134,7 @@ class OrphanFileRepair:
         return cls(table, OrphanConfig.from_write_config(table.write_config, min_age, max_orphans), engine)
 
     @property
-    def storage(self):
+    def storage(self) -> Storage:
         return self.table.storage
 
     # ------------------------------------------------------------ detection
@@ -158,6 +171,7 @@ class OrphanFileRepair:
                 kept.append(Kept(c.path, c.instant, why))
             else:
                 orphans.append(Orphan(c.path, status.size, c.instant, c.reason))
+        orphans, kept = _sidecars_with_their_files(orphans, kept)
         if len(orphans) > self.config.max_orphans:
             raise HudiInputError(f"{self.table.base_path}: {len(orphans)} orphan files found, more than "
                                  f"the maximum of {self.config.max_orphans}; nothing was moved (raise the "

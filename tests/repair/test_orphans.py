@@ -62,6 +62,7 @@ def corpus(tmp_path) -> tuple[TableBuilder, set[str], set[str]]:
     b.write({f"p1/{base_file('zero', ts(301))}": b""})         # a zero-byte parquet file
     orphans.add(f"p1/{base_file('zero', ts(301))}")
     kept = set(b.files("p1", base_file("live", ts(302)), base_file("young", ts(303)),
+                       f".{base_file('young', ts(303))}.crc",  # old, but its file is kept
                        base_file("saved", ts(304)), base_file("halfrb", ts(307))))
     # A half-done rollback of a failed write whose instant files are gone: its plan still names the file.
     request = {"partitionPath": "p1", "fileId": "halfrb", "latestBaseInstant": ts(307),
@@ -93,6 +94,7 @@ def test_the_dry_run_names_exactly_the_orphans(corpus):
     why = {k.path.rpartition("/")[2]: k.reason for k in result.kept}
     assert "live heartbeat" in why[base_file("live", ts(302))]
     assert "minimum age" in why[base_file("young", ts(303))]
+    assert why[f".{base_file('young', ts(303))}.crc"] == "the file it guards is kept"
     assert "savepoint" in why[base_file("saved", ts(304))]
     assert "pending plan" in why[base_file("halfrb", ts(307))]
     assert result.by_partition_instant()[("p1", ts(301))] == (1, 0)
