@@ -39,6 +39,11 @@ class Step(Enum):
     MERGE_PLAN_WRITTEN = "merge plan written"
     MERGE_FILE_WRITTEN = "merged archive file written"
     MERGE_CANDIDATES_DELETED = "merged archive files deleted"
+    # orphan-file repair (OrphanFileRepair): its quarantine, undo and purge
+    ORPHANS_MANIFEST_WRITTEN = "quarantine manifest written"  # before the first move
+    ORPHAN_MOVED = "orphan file moved"  # count: files moved so far (into or out of the quarantine)
+    ORPHANS_UNDO_MARKED = "quarantine run marked for undo"
+    ORPHANS_PURGED = "quarantined files of a run deleted"  # its folder not yet removed
 
 
 class Listener(Protocol):

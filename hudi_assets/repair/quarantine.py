@@ -14,20 +14,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from hudi_assets.exceptions import CorruptFileError, DeleteFailedError, HudiInputError, StorageError
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.storage import Storage
 from hudi_assets.table_paths import QUARANTINE_FOLDER, quarantine_file_problem
 
 MANIFEST = "_manifest.jsonl"
 MOVED = "_moved"
 UNDOING = "_undo"
-
-
-def ignore(step: str) -> None:
-    """The listener of a run nobody watches."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,10 +98,10 @@ def set_mark(storage: Storage, run: str, mark: str) -> None:
     storage.write(f"{run_folder(run)}/{mark}", b"")
 
 
-def move_all(storage: Storage, moves: list[tuple[str, str]], reached: Callable[[str], None] = ignore) -> int:
+def move_all(storage: Storage, moves: list[tuple[str, str]], listener: Listener = QUIET) -> int:
     """Move each (source, destination), both relative to the base path; a source already gone was
-    moved by an earlier, interrupted call. `reached("move")` after each file. Returns how many
-    files moved now."""
+    moved by an earlier, interrupted call. The listener hears `ORPHAN_MOVED` after each file.
+    Returns how many files moved now."""
     sources_copied: list[str] = []
     moved = 0
     for source, target in moves:
@@ -123,7 +120,7 @@ def move_all(storage: Storage, moves: list[tuple[str, str]], reached: Callable[[
                 storage.fs.copy_file(f"{storage.root}/{source}", f"{storage.root}/{target}")
             sources_copied.append(source)
         moved += 1
-        reached("move")
+        listener.reached(Step.ORPHAN_MOVED, moved)
     if sources_copied:
         result = storage.delete_many(sources_copied)
         if result.failed:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from hudi_assets.exceptions import DeleteFailedError, HudiInputError
 from hudi_assets.fsview import is_checksum_file
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.repair.config import OrphanConfig
 from hudi_assets.repair.detection import (
     Candidate,
@@ -34,7 +35,6 @@ from hudi_assets.repair.quarantine import (
     Orphan,
     has_mark,
     holds_data_files,
-    ignore,
     move_all,
     quarantined_path,
     read_manifest,
@@ -115,11 +115,11 @@ def _sidecars_with_their_files(orphans: list[Orphan], kept: list[Kept]) -> tuple
 
 class OrphanFileRepair:
     """The orphan-file service of one table. `clock` returns epoch seconds (ages, run names);
-    `listener` hears each step that changes storage ("manifest", "move", "undo", "purge"), where the
-    crash tests kill the process."""
+    `listener` hears each step that changes storage (`Step.ORPHANS_*`, `Step.ORPHAN_MOVED`), where
+    the crash tests kill the process."""
 
     def __init__(self, table: HoodieTable, config: OrphanConfig, engine: Engine,
-                 clock: Callable[[], float] = time.time, listener: Callable[[str], None] = ignore):
+                 clock: Callable[[], float] = time.time, listener: Listener = QUIET):
         table.config.check_service("orphan-file repair", table.storage.uri(PROPERTIES_FILE))
         self.table = table
         self.config = config
@@ -213,7 +213,7 @@ class OrphanFileRepair:
             run = self._new_run()
             moves = [(o.path, quarantined_path(run, o.path)) for o in found.orphans]
             write_manifest(self.storage, run, found.orphans)
-            self.listener("manifest")
+            self.listener.reached(Step.ORPHANS_MANIFEST_WRITTEN)
             move_all(self.storage, moves, self.listener)
             set_mark(self.storage, run, MOVED)
             return replace(found, run=run)
@@ -237,7 +237,7 @@ class OrphanFileRepair:
         orphans = read_manifest(self.storage, run)
         moves = [(quarantined_path(run, o.path), o.path) for o in orphans]
         set_mark(self.storage, run, UNDOING)
-        self.listener("undo")
+        self.listener.reached(Step.ORPHANS_UNDO_MARKED)
         move_all(self.storage, moves, self.listener)
         self.storage.delete_dir(run_folder(run))
         return UndoResult(run, tuple(o.path for o in orphans))
@@ -259,7 +259,7 @@ class OrphanFileRepair:
                 size += sum(o.size for o in orphans)
                 if not dry_run:
                     self.storage.delete_many([quarantined_path(run, o.path) for o in orphans])
-                    self.listener("purge")
+                    self.listener.reached(Step.ORPHANS_PURGED)
                     self.storage.delete_dir(run_folder(run))
             return PurgeResult(dry_run, tuple(old), files, size)
 

@@ -44,7 +44,7 @@ def archived_cow(root: Path) -> TableBuilder:
     """40 commits and 12 cleans, archived down to ts(30).."""
     b = TableBuilder(root).archivable()
     config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
-    HoodieTimelineArchiver(b.table(), config).archive_if_required()
+    HoodieTimelineArchiver(b.table(), config).archive()
     return b
 
 

@@ -41,7 +41,8 @@ def table(tmp_path) -> tuple[TableBuilder, list[str]]:
     return b, orphans
 
 
-@pytest.mark.parametrize("step", ["manifest", "move:1", "move:3", "move:5"])
+@pytest.mark.parametrize("step", ["ORPHANS_MANIFEST_WRITTEN", "ORPHAN_MOVED:1", "ORPHAN_MOVED:3",
+                                  "ORPHAN_MOVED:5"])
 def test_a_killed_quarantine_is_finished_by_the_next_run(table, step):
     b, orphans = table
     before = snapshot(b.root)
@@ -54,7 +55,7 @@ def test_a_killed_quarantine_is_finished_by_the_next_run(table, step):
     assert snapshot(b.root) == before and not runs(b.storage)
 
 
-@pytest.mark.parametrize("step", ["undo", "move:2", "move:5"])
+@pytest.mark.parametrize("step", ["ORPHANS_UNDO_MARKED", "ORPHAN_MOVED:2", "ORPHAN_MOVED:5"])
 def test_a_killed_undo_is_finished_by_the_next_run(table, step):
     b, orphans = table
     before = snapshot(b.root)
@@ -71,7 +72,7 @@ def test_a_killed_undo_is_finished_by_the_next_run(table, step):
 def test_a_killed_purge_is_finished_by_the_next_purge(table):
     b, orphans = table
     run = repair(b.table()).quarantine().run
-    killed(b, "purge:30", "purge", offset=LATER + 31 * 86400)
+    killed(b, "purge:30", "ORPHANS_PURGED", offset=LATER + 31 * 86400)
     assert (b.root / run_folder(run)).exists()
     assert repair(b.table(), clock_offset=LATER + 31 * 86400).purge(timedelta(days=30)).runs == (run,)
     assert not runs(b.storage) and not any((b.root / p).exists() for p in orphans)

@@ -2,6 +2,7 @@
 tests' fault.
 
 Usage: python kill_repair.py BASE_PATH CLOCK_OFFSET_S quarantine|undo:RUN|purge:DAYS STEP[:N]
+(STEP: a `Step` name, e.g. ORPHAN_MOVED)
 (N: die the Nth time the step is reached; the clock runs CLOCK_OFFSET_S seconds ahead).
 """
 
@@ -14,16 +15,18 @@ import time
 from datetime import timedelta
 
 from hudi_assets.engine import LocalEngine
+from hudi_assets.listener import Listener, Step
 from hudi_assets.repair import OrphanConfig, OrphanFileRepair
 from hudi_assets.table import HoodieTable
 
 
-class KillAt:
+class KillAt(Listener):
     def __init__(self, wanted: str):
-        self.step, _, count = wanted.partition(":")
+        name, _, count = wanted.partition(":")
+        self.step = Step[name]
         self.left = int(count) if count else 1
 
-    def __call__(self, step: str) -> None:
+    def reached(self, step: Step, count: int = 0) -> None:
         if step == self.step:
             self.left -= 1
             if not self.left:
