@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from hudi_assets.engine import DEFAULT_ENGINE, Engine, create_engine
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from hudi_assets.config import WriteConfig
     from hudi_assets.findings import Finding
     from hudi_assets.listener import Listener
+    from hudi_assets.repair import OrphanFilesResult
     from hudi_assets.rollback import Rollbacker, RollbackResult
     from hudi_assets.savepoint import Savepoint, SavepointUsage
     from hudi_assets.table import HoodieTable
@@ -180,3 +181,13 @@ class TableMaintenance:
         from hudi_assets.savepoint import Savepointer
 
         Savepointer(self.table).delete(instant)
+
+    def remove_orphan_files(self, *, dry_run: bool = False, delete: bool = False,
+                            min_age: timedelta | None = None, max_orphans: int | None = None,
+                            engine: Engine | str | None = None) -> OrphanFilesResult:
+        """Data files no commit owns: listed (`dry_run`), quarantined (undo: `hudi_assets.repair`),
+        or with `delete` removed. Refusals raise `HudiInputError` before anything moves."""
+        from hudi_assets.repair import OrphanFileRepair
+
+        service = OrphanFileRepair.for_table(self.table, self._engine(engine), min_age, max_orphans)
+        return service.plan() if dry_run else service.delete() if delete else service.quarantine()
