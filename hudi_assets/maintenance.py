@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from hudi_assets.engine import DEFAULT_ENGINE, Engine, create_engine
+from hudi_assets.exceptions import InvalidConfigError
 
 if TYPE_CHECKING:
     from hudi_assets.archive.archiver import ArchiveResult
@@ -77,9 +78,11 @@ class TableMaintenance:
     def __init__(self, table: HoodieTable):
         self.table = table
 
-    def _engine(self, engine: Engine | str | None) -> Engine:
+    def _engine(self, engine: Engine | str | None, spark_remote: str | None = None) -> Engine:
         if engine is None or isinstance(engine, str):
-            return create_engine(engine or DEFAULT_ENGINE)
+            return create_engine(engine or DEFAULT_ENGINE, remote=spark_remote)
+        if spark_remote:
+            raise InvalidConfigError("spark_remote goes with engine='spark', not with an engine object")
         return engine
 
     def check(self, *, strict: bool = False) -> list[Finding]:
@@ -103,10 +106,11 @@ class TableMaintenance:
 
     def clean(self, *, dry_run: bool = False, engine: Engine | str | None = None,
               progress: Progress | None = None, now: datetime | None = None,
-              strict: bool = False) -> CleanerPlan | CleanResult:
+              strict: bool = False, spark_remote: str | None = None) -> CleanerPlan | CleanResult:
         """Dry run: the plan Hudi would request now (pending plans are validated first and an unsafe
         one raises `UnsafePlanError`); nothing is written. Otherwise one clean: schedule, validate,
-        execute every pending clean; returns what was done. The settings are checked first (`check`)."""
+        execute every pending clean; returns what was done. The settings are checked first (`check`).
+        `spark_remote` (`sc://HOST:PORT`): Spark on that Spark Connect server (see `create_engine`)."""
         from hudi_assets.clean import workflow
 
         self._checked(strict)
@@ -114,8 +118,9 @@ class TableMaintenance:
         workflow.refuse_unsupported(self.table, config)
         if dry_run:
             workflow.validate_pending(self.table, config, now=now).raise_if_unsafe(self.table.base_path)
-            return workflow.schedule_clean(self.table, config, self._engine(engine), now, dry_run=True)[0]
-        return workflow.clean_table(self.table, config, self._engine(engine), now, progress)
+            engine = self._engine(engine, spark_remote)
+            return workflow.schedule_clean(self.table, config, engine, now, dry_run=True)[0]
+        return workflow.clean_table(self.table, config, self._engine(engine, spark_remote), now, progress)
 
     def validate(self, *, now: datetime | None = None) -> ValidationReport:
         """The safety rule over every pending clean plan, without executing anything."""
