@@ -369,7 +369,9 @@ class SparkEngine:
         rows = pa.table({"i": pa.array(range(len(items)), pa.int64()),
                          "item": pa.array([pickle.dumps(item, pickle.HIGHEST_PROTOCOL) for item in items],
                                           pa.binary())})
-        frame = self.session.createDataFrame(rows).repartition(self._slices(len(items), parallelism))
+        frame = self.session.createDataFrame(rows)
+        if len(items) > 1:  # one row is one task already: no shuffle stage for it
+            frame = frame.repartition(self._slices(len(items), parallelism))
         out = frame.mapInArrow(functools.partial(_apply_to_batches, fn), "i long, result binary").toArrow()
         order = sorted(range(out.num_rows), key=out.column("i").to_pylist().__getitem__)
         results = out.column("result").to_pylist()

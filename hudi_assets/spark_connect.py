@@ -9,8 +9,15 @@ interpreter (so they import this package). From a shell:
                                               [--log FILE] [--pid-file FILE]
     python -m hudi_assets.spark_connect stop --pid-file FILE
 
-`start` returns once the server listens and prints its URL (`sc://127.0.0.1:PORT`; `--port 0` picks
-a free port); `stop` ends the server's whole process group (Python workers included).
+`start` returns once the server listens and prints its URL (`--port 0` picks a free port); `stop`
+ends the server's whole process group (Python workers included).
+
+The URL names one session that every client shares (`sc://127.0.0.1:PORT/;session_id=UUID`, Spark
+Connect's own syntax), which the server keeps however long it is idle. Spark 4.3 starts a Python
+daemon per session and keeps it until the server stops (about 50 MB each, plus workers that import
+this package anew): with one session, runs reuse one daemon and its warm workers instead of adding
+one per run. Clients must therefore not stop (release) that session; settings one client sets on it
+apply to all.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,6 +43,7 @@ from hudi_assets.extras import require
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 DEFAULT_PORT = 15002  # Spark Connect's own default
 HOST = "127.0.0.1"
+SHARED_SESSION_TIMEOUT = "3650d"
 STARTED = re.compile(r"Spark Connect server started at: \S*?:(\d+)")
 
 
@@ -44,7 +53,7 @@ class SparkConnectServerError(HudiAssetsError):
 
 @dataclass
 class ConnectServer:
-    """A running server: its URL, the process group it leads, and its log."""
+    """A running server: its URL (with the shared session), the process group it leads, its log."""
 
     url: str
     pid: int
@@ -64,11 +73,13 @@ def spark_submit() -> Path:
 def server_settings(port: int = DEFAULT_PORT, master: str = DEFAULT_SPARK_MASTER,
                     conf: Mapping[str, str] | None = None) -> dict[str, str]:
     """The server's Spark settings: the engine's defaults (`spark_settings`: no UI, loopback driver),
-    the gRPC service on loopback at `port`, executors on this interpreter, and, for a local master,
+    the gRPC service on loopback at `port`, executors on this interpreter, sessions kept while idle
+    (the shared one must outlive quiet nights), and, for a local master,
     its core count as the default parallelism (clients then need not ask for it). `conf` wins."""
     settings = spark_settings(master)
     settings.update({"spark.connect.grpc.binding.address": HOST,
                      "spark.connect.grpc.binding.port": str(port),
+                     "spark.connect.session.manager.defaultSessionTimeout": SHARED_SESSION_TIMEOUT,
                      "spark.pyspark.python": sys.executable})
     local = re.fullmatch(r"local\[(\d+|\*)\]", master)
     if local:
@@ -98,7 +109,8 @@ def start_server(port: int = DEFAULT_PORT, master: str = DEFAULT_SPARK_MASTER,
         text = log.read_text(errors="replace")
         started = STARTED.search(text)
         if started:
-            return ConnectServer(f"sc://{HOST}:{started[1]}", process.pid, log, process)
+            return ConnectServer(f"sc://{HOST}:{started[1]}/;session_id={uuid.uuid4()}", process.pid, log,
+                                 process)
         if process.poll() is not None or time.monotonic() > deadline:
             stop_server(process.pid, process=process)
             raise SparkConnectServerError(f"the Spark Connect server did not start (log {log}):\n"

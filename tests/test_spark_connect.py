@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from spark_cluster import cluster_available
@@ -78,6 +79,11 @@ def test_server_binds_loopback_and_runs_this_python():
 
 
 # --------------------------------------------------------------------------------- on a server
+class Server(NamedTuple):
+    url: str
+    pid: int
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """One server for the module, started and stopped as a shell script would."""
@@ -93,7 +99,7 @@ def server(tmp_path_factory):
     url = started.stdout.strip()
     pid = int(pid_file.read_text())
     try:
-        yield url
+        yield Server(url, pid)
     finally:
         stopped = subprocess.run([*SERVER, "stop", "--pid-file", str(pid_file)], capture_output=True,
                                  text=True, timeout=120)
@@ -104,9 +110,15 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def remote_engine(server):
-    engine = SparkEngine(remote=server)
-    yield engine
-    engine.session.stop()
+    return SparkEngine(remote=server.url)  # never stopped: that would end the session all clients share
+
+
+def _python_daemons(server: Server) -> int:
+    """The server's Python daemons: its children (workers are the daemons' forks)."""
+    listed = subprocess.run(["ps", "-o", "ppid=,args=", "-g", str(server.pid)], capture_output=True,
+                            text=True)
+    return sum(1 for line in listed.stdout.splitlines()
+               if line.split()[0] == str(server.pid) and "pyspark.daemon" in line)
 
 
 @pytest.mark.spark
@@ -149,10 +161,10 @@ def test_dry_run_on_the_server_plans_what_local_plans(server, tmp_path, capsys):
     path = tmp_path / "t"
     generate_table(Storage(str(path)), "MERGE_ON_READ", **SPEC)
     local = _dry_run_json(capsys, str(path), "--engine", "local")
-    remote = _dry_run_json(capsys, str(path), "--engine", "spark", "--spark-remote", server)
+    remote = _dry_run_json(capsys, str(path), "--engine", "spark", "--spark-remote", server.url)
     assert remote == local and local["totals"]["files"] > 0
     table = HoodieTable(str(path), hoodie_conf={"hoodie.cleaner.commits.retained": "3"})
-    api = table.maintenance.clean(dry_run=True, engine="spark", spark_remote=server)
+    api = table.maintenance.clean(dry_run=True, engine="spark", spark_remote=server.url)
     assert api.total_files == local["totals"]["files"]
     names = {p["partition"]: [f["path"].rpartition("/")[2] for f in p["files"]] for p in local["partitions"]}
     assert {p: [f.file_path.rpartition("/")[2] for f in files]
@@ -172,10 +184,20 @@ def test_clean_through_spark_remote_deletes_what_local_deletes(server, tmp_path,
         generate_table(Storage(str(path)), "COPY_ON_WRITE", **SPEC)
     before = _data_files(remote)
     assert main(["clean", str(local), "--engine", "local", *RETAIN]) == 0
-    monkeypatch.setenv("SPARK_REMOTE", server)  # what a UI that started the server exports
+    monkeypatch.setenv("SPARK_REMOTE", server.url)  # what a UI that started the server exports
     assert main(["clean", str(remote), "--engine", "spark", *RETAIN]) == 0
     assert _data_files(remote) == _data_files(local) != before
     local_clean, remote_clean = _completed_clean(local), _completed_clean(remote)
     assert remote_clean["totalFilesDeleted"] == local_clean["totalFilesDeleted"] > 0
     assert remote_clean["earliestCommitToRetain"] == local_clean["earliestCommitToRetain"]
     assert remote_clean["partitionMetadata"] == local_clean["partitionMetadata"]
+
+
+@pytest.mark.spark
+def test_every_client_shares_one_session_and_its_python_workers(server, remote_engine):
+    """Spark 4.3 keeps a Python daemon per session until the server stops: the server's URL names one
+    session, so the engines, commands and API calls of this module (and every run of a UI) add none."""
+    assert "/;session_id=" in server.url
+    for _ in range(2):
+        assert SparkEngine(remote=server.url).map(lambda x: -x, [1, 2, 3]) == [-1, -2, -3]
+    assert _python_daemons(server) == 1
