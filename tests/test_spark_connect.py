@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -66,6 +68,18 @@ def test_cli_refuses_a_master_and_a_remote_together(tmp_path, capsys):
                  "--spark-remote", "sc://127.0.0.1:1"])
     assert code == 2 and "give one of them" in capsys.readouterr().err
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_cli_refuses_at_once_a_remote_no_server_answers_at(tmp_path, capsys):
+    generate_table(Storage(str(tmp_path / "t")), "COPY_ON_WRITE", **SPEC)
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"sc://127.0.0.1:{probe.getsockname()[1]}"
+    started = time.monotonic()
+    assert main(["clean", str(tmp_path / "t"), "--engine", "spark", "--spark-remote", url, *RETAIN]) == 2
+    assert time.monotonic() - started < 30  # the Connect client alone retries for minutes
+    assert "no Spark Connect server answers at 127.0.0.1:" in capsys.readouterr().err
+    assert not [p for p in (tmp_path / "t" / ".hoodie").iterdir() if ".clean" in p.name]
 
 
 def test_server_binds_loopback_and_runs_this_python():
