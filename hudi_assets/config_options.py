@@ -89,6 +89,13 @@ CLEANER_BOOTSTRAP_BASE_FILE = BoolOption(
     key="hoodie.cleaner.delete.bootstrap.base.file",
     alternatives=("hoodie.clean.delete.bootstrap.base.file",), default=False,
     doc="also delete the bootstrap source file of a cleaned skeleton file")
+# hudi-assets' own tunables (no Hudi counterpart), under its `hoodie.assets.` namespace.
+CLEAN_DELETE_BATCH = IntOption(
+    key="hoodie.assets.clean.delete.batch", default=1000, minimum=1,
+    doc="files deleted per task of a clean (on S3 one DeleteObjects request, which takes at most 1000)")
+CLEAN_PROGRESS_INTERVAL_MS = IntOption(
+    key="hoodie.assets.clean.progress.interval.ms", default=5000, minimum=0,
+    doc="milliseconds between two progress reports of a clean's deletes (the first and last always come)")
 METADATA_ENABLE = BoolOption(
     key="hoodie.metadata.enable", default=True,
     doc="list partitions and files from the metadata table when the table has one (else from storage)")
@@ -137,7 +144,8 @@ CLEAN_OPTIONS: tuple[ConfigOption, ...] = (
     CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED,
     CLEAN_TRIGGER_STRATEGY, CLEAN_MAX_COMMITS, CLEANER_INCREMENTAL_MODE, FAILED_WRITES_CLEANER_POLICY,
     WRITE_CONCURRENCY_MODE, CLEANER_PARALLELISM, ALLOW_MULTIPLE_CLEANS, CLEANER_BOOTSTRAP_BASE_FILE,
-    METADATA_ENABLE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, METADATA_COLUMN_STATS_COLUMNS)
+    METADATA_ENABLE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, METADATA_COLUMN_STATS_COLUMNS, CLEAN_DELETE_BATCH,
+    CLEAN_PROGRESS_INTERVAL_MS)
 # The archiver also reads the cleaner's retention settings (its keep.min follows the cleaner).
 ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
     KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, COMMITS_ARCHIVAL_BATCH, ARCHIVE_BEYOND_SAVEPOINT,
@@ -259,7 +267,7 @@ ZK_SESSION_TIMEOUT_MS = IntOption(key="hoodie.write.lock.zookeeper.session_timeo
                                   minimum=1, doc="ZooKeeper session timeout")
 ZK_CONNECTION_TIMEOUT_MS = IntOption(key="hoodie.write.lock.zookeeper.connection_timeout_ms",
                                      default=15_000, minimum=1, doc="ZooKeeper connection timeout")
-DYNAMODB_LOCK_TABLE_NAME = StrOption(key="hoodie.write.lock.dynamodb.table", default="",
+DYNAMODB_LOCK_TABLE_NAME = StrOption(key="hoodie.write.lock.dynamodb.table", default="hudi_locks",
                                      doc="DynamoDB table holding the locks")
 DYNAMODB_LOCK_PARTITION_KEY = StrOption(key="hoodie.write.lock.dynamodb.partition_key", default="",
                                         doc="the lock's partition key value (default: the table name)")
@@ -273,7 +281,7 @@ DYNAMODB_LOCK_READ_CAPACITY = IntOption(key="hoodie.write.lock.dynamodb.read_cap
 DYNAMODB_LOCK_WRITE_CAPACITY = IntOption(key="hoodie.write.lock.dynamodb.write_capacity", default=10,
                                          minimum=1, doc="write capacity of a provisioned lock table")
 DYNAMODB_LOCK_TABLE_CREATION_TIMEOUT = IntOption(
-    key="hoodie.write.lock.dynamodb.table_creation_timeout", default=600_000, minimum=0,
+    key="hoodie.write.lock.dynamodb.table_creation_timeout", default=120_000, minimum=0,
     doc="milliseconds to wait for a created lock table to become active")
 DYNAMODB_ENDPOINT_URL = StrOption(key="hoodie.write.lock.dynamodb.endpoint_url", default="",
                                   doc="DynamoDB endpoint (tests, local DynamoDB)")
@@ -287,6 +295,11 @@ HEARTBEAT_TOLERABLE_MISSES = IntOption(key="hoodie.client.heartbeat.tolerable.mi
                                        doc="missed heartbeats after which a pending write counts as failed")
 ROLLBACK_USING_MARKERS = BoolOption(key="hoodie.rollback.using.markers", default=True,
                                     doc="roll back failed writes from their markers (else by listing)")
+# Hudi 1.x's HoodieTimeGeneratorConfig; its default, as we always run beside another process (1.x infers
+# 1 ms only for the in-process lock provider).
+MAX_EXPECTED_CLOCK_SKEW_MS = IntOption(
+    key="hoodie.time.generator.max_expected_clock_skew_ms", default=200, minimum=0,
+    doc="how far (ms) an instant on the timeline may lie ahead of this clock; a later one is refused")
 
 # Read by the lock every run takes, and by the rollback of failed writes that LAZY cleaning runs.
 WRITER_SHARED_OPTIONS: tuple[ConfigOption, ...] = (
@@ -297,4 +310,5 @@ WRITER_SHARED_OPTIONS: tuple[ConfigOption, ...] = (
     ZK_CONNECTION_TIMEOUT_MS, DYNAMODB_LOCK_TABLE_NAME, DYNAMODB_LOCK_PARTITION_KEY, DYNAMODB_LOCK_REGION,
     DYNAMODB_LOCK_BILLING_MODE, DYNAMODB_LOCK_READ_CAPACITY, DYNAMODB_LOCK_WRITE_CAPACITY,
     DYNAMODB_LOCK_TABLE_CREATION_TIMEOUT, DYNAMODB_ENDPOINT_URL, AWS_ACCESS_KEY, AWS_SECRET_KEY,
-    AWS_SESSION_TOKEN, HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES, ROLLBACK_USING_MARKERS)
+    AWS_SESSION_TOKEN, HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES, ROLLBACK_USING_MARKERS,
+    MAX_EXPECTED_CLOCK_SKEW_MS)

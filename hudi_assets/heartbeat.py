@@ -53,4 +53,4 @@ def is_heartbeat_expired(storage: Storage, instant_time: str, config: HeartbeatC
 
 def delete_heartbeat(storage: Storage, instant_time: str) -> None:
     """Drop a rolled-back write's heartbeat (Hudi's HeartbeatUtils.deleteHeartbeatFile)."""
-    storage.delete_many([heartbeat_path(instant_time)])
+    storage.delete_checked([heartbeat_path(instant_time)])

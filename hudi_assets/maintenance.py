@@ -1,9 +1,11 @@
 """`table.maintenance`: the Python face of the core workflows (clean, archive, status).
 
 `HoodieTable(path, hoodie_conf={...}).maintenance.clean(dry_run=True)` plans without writing;
-`clean()` runs one clean as Hudi's write client does; `archive()` archives and merges; `status()`
-says what is due, cheaply, from one listing of `.hoodie/`; `check()` returns the findings on the
-settings. The CLI and the Dagster assets call the same core functions, so a fix lands once.
+`clean()` runs one clean as Hudi's write client does; `archive()` archives and merges; `rollback(t)`
+rolls back a failed write; `status()` says what is due, cheaply, from one listing of `.hoodie/`;
+`check()` returns the findings on the settings. The CLI and the Dagster assets call the same service
+objects (`Cleaner`, `Rollbacker`, `HoodieTimelineArchiver`), so a fix lands once; each operation
+returns one result type, dry run or not (`CleanResult`, `ArchiveResult`, `RollbackResult`).
 
 Findings (`config_options.check`): an ERROR raises `SettingsRefusedError` before anything but
 hoodie.properties is read; a WARN is logged and returned by `check()`; `strict=True` refuses on it too.
@@ -18,16 +20,16 @@ from typing import TYPE_CHECKING
 
 from hudi_assets.engine import DEFAULT_ENGINE, Engine, create_engine
 from hudi_assets.exceptions import InvalidConfigError
+from hudi_assets.table_config import PROPERTIES_FILE
 
 if TYPE_CHECKING:
     from hudi_assets.archive.archiver import ArchiveResult
-    from hudi_assets.archive.selection import ArchiveSelection
-    from hudi_assets.clean.executor import Progress
-    from hudi_assets.clean.plan import CleanerPlan
+    from hudi_assets.clean.cleaner import Cleaner, CleanResult
     from hudi_assets.clean.validation import ValidationReport
-    from hudi_assets.clean.workflow import CleanResult
     from hudi_assets.config import WriteConfig
     from hudi_assets.findings import Finding
+    from hudi_assets.listener import Listener
+    from hudi_assets.rollback import Rollbacker, RollbackResult
     from hudi_assets.table import HoodieTable
 
 log = logging.getLogger(__name__)
@@ -95,53 +97,70 @@ class TableMaintenance:
         raise_if_refused(findings, strict, "strict=True")
         return findings
 
+    def _service(self, service: str) -> None:
+        """Refuse a service the table's version does not have yet (before anything is read)."""
+        self.table.config.check_service(service, self.table.storage.uri(PROPERTIES_FILE))
+
     def _checked(self, strict: bool) -> None:
         for finding in self.check(strict=strict):
             log.warning(finding.message)
 
-    def _clean_config(self):
-        from hudi_assets.clean.config import CleanConfig
+    def _cleaner(self, engine: Engine | str | None = None, now: datetime | None = None,
+                 listener: Listener | None = None) -> Cleaner:
+        from hudi_assets.clean.cleaner import Cleaner
+        from hudi_assets.listener import QUIET
+        from hudi_assets.timeline.instant_time import wall_clock
 
-        return CleanConfig.from_write_config(self.table.write_config)
+        return Cleaner.for_table(self.table, self._engine(engine), wall_clock if now is None else lambda: now,
+                                 listener or QUIET)
 
     def clean(self, *, dry_run: bool = False, engine: Engine | str | None = None,
-              progress: Progress | None = None, now: datetime | None = None,
-              strict: bool = False, spark_remote: str | None = None) -> CleanerPlan | CleanResult:
-        """Dry run: the plan Hudi would request now (pending plans are validated first and an unsafe
-        one raises `UnsafePlanError`); nothing is written. Otherwise one clean: schedule, validate,
-        execute every pending clean; returns what was done. The settings are checked first (`check`).
+              listener: Listener | None = None, now: datetime | None = None,
+              strict: bool = False, spark_remote: str | None = None) -> CleanResult:
+        """Dry run: the plan Hudi would request now (`CleanResult.plan`; pending plans are validated
+        first and an unsafe one raises `UnsafePlanError`); nothing is written. Otherwise one clean:
+        schedule, validate, execute every pending clean; returns what was done. `listener` hears the
+        steps and the progress of the deletes. The settings are checked first (`check`).
         `spark_remote` (`sc://HOST:PORT`): Spark on that Spark Connect server (see `create_engine`)."""
-        from hudi_assets.clean import workflow
-
+        self._service("clean")
         self._checked(strict)
-        config = self._clean_config()
-        workflow.refuse_unsupported(self.table, config)
-        if dry_run:
-            workflow.validate_pending(self.table, config, now=now).raise_if_unsafe(self.table.base_path)
-            engine = self._engine(engine, spark_remote)
-            return workflow.schedule_clean(self.table, config, engine, now, dry_run=True)[0]
-        return workflow.clean_table(self.table, config, self._engine(engine, spark_remote), now, progress)
+        cleaner = self._cleaner(self._engine(engine, spark_remote), now, listener)
+        return cleaner.dry_run() if dry_run else cleaner.clean()
 
     def validate(self, *, now: datetime | None = None) -> ValidationReport:
         """The safety rule over every pending clean plan, without executing anything."""
-        from hudi_assets.clean.workflow import validate_pending
-
-        return validate_pending(self.table, self._clean_config(), now=now)
+        return self._cleaner(now=now).validate()
 
     def discard_pending(self, instant_time: str) -> list[str]:
         """Remove a pending clean (keeping copies of its state files); returns the copies."""
-        from hudi_assets.clean.workflow import discard_pending
+        self._service("clean")
+        return self._cleaner().discard_pending(instant_time)
 
-        return discard_pending(self.table, instant_time)
+    def _rollbacker(self) -> Rollbacker:
+        from hudi_assets.metadata.rollback_records import MetadataTableSink
+        from hudi_assets.rollback import Rollbacker
 
-    def archive(self, *, dry_run: bool = False, strict: bool = False) -> ArchiveSelection | ArchiveResult:
-        """Dry run: what would be archived and why each fence stands where it does. Otherwise
-        archive (and merge small archive files when enabled). The settings are checked first (`check`)."""
+        return Rollbacker(self.table, metadata=MetadataTableSink(self.table))
+
+    def rollback(self, instant_time: str, *, force: bool = False) -> RollbackResult:
+        """Roll back one pending write as the `rollback` command does (pending rollbacks first)."""
+        self._service("rollback")
+        return self._rollbacker().rollback(instant_time, force=force)
+
+    def discard_pending_rollback(self, rollback_instant: str) -> list[str]:
+        """Remove a pending rollback (keeping copies of its state files); returns the copies."""
+        return self._rollbacker().discard_pending(rollback_instant)
+
+    def archive(self, *, dry_run: bool = False, strict: bool = False) -> ArchiveResult:
+        """Dry run: what would be archived and why each fence stands where it does
+        (`ArchiveResult.selection`, nothing written). Otherwise archive (and merge small archive files
+        when enabled). The settings are checked first (`check`)."""
         from hudi_assets.archive.archiver import HoodieTimelineArchiver
 
+        self._service("archive")
         self._checked(strict)
         archiver = HoodieTimelineArchiver.for_table(self.table)
-        return archiver.select() if dry_run else archiver.archive_if_required()
+        return archiver.dry_run() if dry_run else archiver.archive()
 
     def status(self) -> MaintenanceStatus:
         return maintenance_status(self.table, self.table.write_config)

@@ -14,11 +14,11 @@ import itertools
 import operator
 import os
 import posixpath
+import re
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from hudi_assets.exceptions import CorruptFileError, InvalidConfigError, PathOutsideTableError, StorageError
 from hudi_assets.storage_options import gcs_options, s3_batch_client, s3_options
@@ -32,6 +32,8 @@ _ST_SIZE = operator.attrgetter("st_size")
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _PYARROW_SCHEMES = {"s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss"}
 S3_DELETE_BATCH = 1000  # the most keys one S3 DeleteObjects request takes
+# `scheme:` as Hadoop's Path reads it; one letter is a Windows drive, not a scheme.
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):")
 
 
 def _pafs():
@@ -142,15 +144,30 @@ def _read_local(path: str) -> bytes:
     return b"".join(chunks)  # one chunk is returned as it is, not copied
 
 
+def split_uri(path: str) -> tuple[str, str]:
+    """(scheme lower-cased or "", the rest after `scheme://` or `scheme:`): a URI split as a file
+    system reads it. Hudi writes partition values without URL encoding, so `#`, `?` and `%` are
+    characters of a name: no query, no fragment, no percent-decoding."""
+    found = _SCHEME.match(path)
+    if found is None:
+        return "", path
+    scheme, rest = found.group(1).lower(), path[found.end():]
+    if not rest.startswith("//"):
+        return scheme, rest
+    rest = rest[2:]
+    if scheme == "file" and not rest.startswith("/"):  # file://host/path: the host is no part of the path
+        rest = "/" + rest.partition("/")[2]
+    return scheme, rest
+
+
 def _split_base(base_uri: str) -> tuple[str, str]:
     """Return (scheme, root path in the filesystem's own terms) for a base path or URI."""
-    parts = urlsplit(base_uri)
-    scheme = parts.scheme.lower()
-    if scheme in ("", "file") or len(scheme) == 1:  # len 1: a Windows drive letter
-        local = parts.path if scheme == "file" else base_uri
+    scheme, rest = split_uri(base_uri)
+    if scheme in ("", "file"):
+        local = rest if scheme == "file" else base_uri
         return "file", os.path.abspath(local).replace(os.sep, "/")
-    root = (parts.netloc + parts.path).rstrip("/")
-    if not parts.netloc:
+    root = rest.rstrip("/")
+    if not root or root.startswith("/"):
         raise PathOutsideTableError(f"{base_uri}: a {scheme}:// base path needs a bucket or host")
     return scheme, root
 
@@ -276,7 +293,7 @@ class Storage:
         if ":" not in raw and not raw.startswith("/"):
             if _is_plain(raw):
                 return raw
-        elif "?" not in raw and "#" not in raw:  # a URI's query or fragment: the parse below decides
+        else:
             for prefix in self._prefixes:
                 if raw.startswith(prefix):
                     rel = raw[len(prefix):]
@@ -286,13 +303,9 @@ class Storage:
         return self._relativize_parsed(raw)
 
     def _relativize_parsed(self, raw: str) -> str:
-        parts = urlsplit(raw)
-        scheme = parts.scheme.lower()
-        if scheme and len(scheme) > 1:
-            same_store = scheme == self.scheme or (self.scheme == "file" and scheme == "file")
-            if self.scheme == "s3" and scheme in ("s3a", "s3n"):
-                same_store = True
-            inner = parts.path if scheme == "file" else parts.netloc + parts.path
+        scheme, inner = split_uri(raw)
+        if scheme:
+            same_store = scheme == self.scheme or (self.scheme == "s3" and scheme in ("s3a", "s3n"))
             if not same_store:
                 raise PathOutsideTableError(f"{raw}: not on this table's store ({self.base_uri})")
             return self._relative_to_root(inner, raw)
@@ -540,6 +553,16 @@ class Storage:
                     result.missing.append(rel)
             else:
                 result.deleted.append(rel)
+        return result
+
+    def delete_checked(self, rels: Iterable[str]) -> DeleteResult:
+        """`delete_many` of files the table's state depends on (timeline state files, plans,
+        heartbeats): one that could not be deleted raises `StorageError` naming it, so no run reports
+        done what it left undone. A file already gone counts as deleted."""
+        result = self.delete_many(rels)
+        if result.failed:
+            rel, why = next(iter(result.failed.items()))
+            raise StorageError(f"{self.uri(rel)}: could not be deleted ({why})")
         return result
 
     def delete_in(self, directory: str, names: Sequence[str]) -> DeleteResult:

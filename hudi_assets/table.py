@@ -1,4 +1,4 @@
-"""`HoodieTable`: a table's storage, config, settings and active timeline (Hudi's
+"""`HoodieTable`: a table's storage, config, settings, timeline layout and active timeline (Hudi's
 HoodieTableMetaClient), and the entry point of the Python API (`table.maintenance`)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from hudi_assets.config import API_NAMES, SettingNames, WriteConfig
 from hudi_assets.storage import Storage
 from hudi_assets.table_config import TableConfig, load_table_config
+from hudi_assets.timeline.layout import TimelineLayout, timeline_layout
 from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline
 
 if TYPE_CHECKING:
@@ -43,8 +44,13 @@ class HoodieTable:
         return self.config.is_mor
 
     @cached_property
+    def timeline_layout(self) -> TimelineLayout:
+        """How this table's timeline is named, placed and encoded (resolved once)."""
+        return timeline_layout(self.config)
+
+    @cached_property
     def active_timeline(self) -> ActiveTimeline:
-        return ActiveTimeline.load(self.storage)
+        return self.timeline_layout.load_active_timeline(self.storage, self.config)
 
     @property
     def timeline(self) -> ActiveTimeline:

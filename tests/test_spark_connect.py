@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from spark_cluster import cluster_available
+from support.spark_cluster import cluster_available
 
 from hudi_assets.cli import main
 from hudi_assets.demo import generate_table
@@ -178,7 +178,7 @@ def test_dry_run_on_the_server_plans_what_local_plans(server, tmp_path, capsys):
     remote = _dry_run_json(capsys, str(path), "--engine", "spark", "--spark-remote", server.url)
     assert remote == local and local["totals"]["files"] > 0
     table = HoodieTable(str(path), hoodie_conf={"hoodie.cleaner.commits.retained": "3"})
-    api = table.maintenance.clean(dry_run=True, engine="spark", spark_remote=server.url)
+    api = table.maintenance.clean(dry_run=True, engine="spark", spark_remote=server.url).plan
     assert api.total_files == local["totals"]["files"]
     names = {p["partition"]: [f["path"].rpartition("/")[2] for f in p["files"]] for p in local["partitions"]}
     assert {p: [f.file_path.rpartition("/")[2] for f in files]

@@ -5,8 +5,8 @@ Order of a run (Hudi 0.15 `archiveIfRequired`), all under the table's maintenanc
 recover a half-done merge -> convert every state file (removing its marker directory) -> write one new
 `.commits_.archive.<N>_1-0-1` file whole (never appending) -> read it back -> delete requested/inflight
 files, then completed files one by one (HUDI-7207) in the selection's order: rollbacks, cleans,
-commits, each ascending -> merge small archive files if enabled. A crash leaves every instant active,
-archived, or both; never neither.
+commits, each ascending -> delete the copies in `.hoodie/.aux` of archived instants -> merge small
+archive files if enabled. A crash leaves every instant active, archived, or both; never neither.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from hudi_assets.archive.merge import (
 from hudi_assets.archive.selection import ArchiveSelection, select_instants_to_archive
 from hudi_assets.avro import java_schema_json
 from hudi_assets.exceptions import ArchiveMergeError, CorruptFileError, HudiAssetsError
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.logformat.archived import archive_file_name, archive_file_of_encoded
 from hudi_assets.logformat.avro_block import decode_avro_data_block, encode_avro_record
 from hudi_assets.logformat.block import BlockType
@@ -34,31 +35,28 @@ from hudi_assets.logformat.reader import read_blocks
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.archived import ARCHIVED_META_ENTRY, ArchivedTimeline
-from hudi_assets.timeline.instant import Instant
+from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT, Instant
+from hudi_assets.timeline.instant_time import refuse_future_instants
 from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline
 from hudi_assets.transaction import HeldLock, table_lock
 
 log = logging.getLogger(__name__)
 TEMP_FOLDER = f"{METAFOLDER}/.temp"
-
-
-class ArchiveHooks:
-    """Points of an archive run where a test may inject a fault (a crash, a pause). Production
-    passes none; a test subclasses this and overrides `reached`."""
-
-    def reached(self, step: str) -> None:
-        """`step`: "before-write", "after-write", "before-delete", "deleting-completed", and the
-        merge's "merge-plan-written", "merge-file-written", "merge-candidates-deleted"."""
+AUX_FOLDER = f"{METAFOLDER}/.aux"
 
 
 @dataclass
 class ArchiveResult:
+    """What one archive run did, or with `dry_run` what it would archive (`selection`)."""
+
     selection: ArchiveSelection
+    dry_run: bool = False
     archive_file: str | None = None
     records_written: int = 0
     skipped: list[str] = field(default_factory=list)
     deleted: int = 0
     markers_removed: int = 0
+    aux_removed: int = 0
     merge_recovery: str | None = None
     merged_file: str | None = None
     seconds: float = 0.0
@@ -77,38 +75,45 @@ def _archived(result: ArchiveResult, storage: Storage) -> str:
 class HoodieTimelineArchiver:
     """Archives one table's timeline with Hudi 0.15's rules."""
 
-    def __init__(self, table: HoodieTable, config: ArchiveConfig, hooks: ArchiveHooks | None = None):
+    def __init__(self, table: HoodieTable, config: ArchiveConfig, listener: Listener = QUIET):
         self.table = table
-        self.hooks = hooks or ArchiveHooks()
+        self.listener = listener
         self.config = config
         self.storage = table.storage
         self.archived = ArchivedTimeline.load(table)
 
     @classmethod
-    def for_table(cls, table: HoodieTable, hooks: ArchiveHooks | None = None) -> HoodieTimelineArchiver:
+    def for_table(cls, table: HoodieTable, listener: Listener = QUIET) -> HoodieTimelineArchiver:
         """The archiver with the table's own merged settings (`table.write_config`): how every face
         gets one, so none assembles the settings itself."""
-        return cls(table, ArchiveConfig.from_write_config(table.write_config), hooks)
+        return cls(table, ArchiveConfig.from_write_config(table.write_config), listener)
 
     @property
     def should_merge(self) -> bool:
         return self.config.merge_enable and not can_append(self.storage)
 
-    def select(self) -> ArchiveSelection:
-        return select_instants_to_archive(self.table, self.config, self.table.reload_timeline())
+    def plan(self) -> ArchiveSelection:
+        """What a run would archive now, and why each fence stands where it does."""
+        timeline = self.table.reload_timeline()
+        refuse_future_instants(self.table, "archive")
+        return select_instants_to_archive(self.table, self.config, timeline)
 
-    def archive_if_required(self, merge: bool = True,
-                            selection: ArchiveSelection | None = None) -> ArchiveResult:
+    def dry_run(self) -> ArchiveResult:
+        """The result of a run that archives nothing: what `archive()` would select now."""
+        return ArchiveResult(self.plan(), dry_run=True)
+
+    def archive(self, merge: bool = True, selection: ArchiveSelection | None = None) -> ArchiveResult:
         """Archive what the selection allows; then, if `merge`, merge small archive files.
 
         Holds the table's maintenance lock throughout (`TableBusyError` when another run holds it).
-        `selection` may be one just made by `select()` (a dry run shown first); it is not redone
+        `selection` may be one just made by `plan()` (a dry run shown first); it is not redone
         unless another run archived some of it before the lock was taken. A half-done merge is always
         recovered first, so a new archive file never takes the version an unfinished merge planned
         for its merged file.
         """
         started = time.monotonic()
         with table_lock(self.table, "archive") as lock:
+            refuse_future_instants(self.table, "archive")
             result = ArchiveResult(self._still_valid(selection))
             selection = result.selection
             if self.should_merge:
@@ -117,9 +122,10 @@ class HoodieTimelineArchiver:
                 log.info("Archiving %d instants (%d state files)", len(selection.instants),
                          len(selection.state_files))
                 self._archive(result)
-                self.hooks.reached("before-delete")
+                self.listener.reached(Step.ARCHIVE_BEFORE_DELETE)
                 lock.check_held()
                 self._delete(selection.state_files, result)
+                self._delete_aux_copies(selection, result)
             else:
                 log.info("No instants to archive")
             if merge and self.should_merge:
@@ -133,7 +139,7 @@ class HoodieTimelineArchiver:
     def merge_small_files(self) -> str | None:
         """Merge small archive files when enabled and the store cannot append; the merged file's path.
 
-        Holds the table's maintenance lock while merging, as `archive_if_required` does."""
+        Holds the table's maintenance lock while merging, as `archive` does."""
         if not self.should_merge:
             return None
         with table_lock(self.table, "archive") as lock:
@@ -143,17 +149,17 @@ class HoodieTimelineArchiver:
         lock.check_held()
         return merge_small_archive_files(
             self.archived, self.config.merge_small_file_limit_bytes, self.config.merge_files_batch_size,
-            self.config.archival_batch, self.hooks.reached)
+            self.config.archival_batch, self.listener)
 
     def _still_valid(self, selection: ArchiveSelection | None) -> ArchiveSelection:
         """`selection` if every state file it names is still active, else a new selection."""
         if selection is None:
-            return self.select()
+            return self.plan()
         timeline = self.table.reload_timeline()
         if all(timeline.has_state_file(i) for i in selection.state_files):
             return selection
         log.info("Another run archived part of the selection before the lock was taken; selecting again")
-        return self.select()
+        return self.plan()
 
     # ------------------------------------------------------------------------ writing
     def _archive(self, result: ArchiveResult) -> None:
@@ -171,7 +177,7 @@ class HoodieTimelineArchiver:
             return
         data = archive_file_of_encoded([encoded for _, encoded in written], schema,
                                        self.config.archival_batch)
-        self.hooks.reached("before-write")
+        self.listener.reached(Step.ARCHIVE_BEFORE_WRITE)
         folder = self.archived.folder
         self.storage.mkdirs(folder)
         version = next_archive_version(self.archived)
@@ -189,7 +195,7 @@ class HoodieTimelineArchiver:
                 result.markers_removed += 1
         log.info("Wrote %d archived entries to %s (%d bytes)", len(written), self.storage.uri(path),
                  len(data))
-        self.hooks.reached("after-write")
+        self.listener.reached(Step.ARCHIVE_AFTER_WRITE)
 
     def _entry(self, timeline: ActiveTimeline, instant: Instant, schema: str) -> tuple[str, bytes] | None:
         """(commit time, encoded archived entry) of one state file; None when it is skipped."""
@@ -251,10 +257,36 @@ class HoodieTimelineArchiver:
         for n, instant in enumerate(completed, 1):
             self._delete_files([f"{METAFOLDER}/{instant.file_name}"], result)
             if n == 1:
-                self.hooks.reached("deleting-completed")
+                self.listener.reached(Step.ARCHIVE_DELETING_COMPLETED)
             if n % 1000 == 0:
                 log.info("Deleted %d/%d completed instants", n, len(completed))
         log.info("Deleted %d completed instants", len(completed))
+
+    def _delete_aux_copies(self, selection: ArchiveSelection, result: ArchiveResult) -> None:
+        """deleteAllInstantsOlderOrEqualsInAuxMetaFolder (0.14/0.15): 0.x writers keep a copy of each
+        compaction plan in `.hoodie/.aux`; the instant files directly there up to the latest commit
+        or deltacommit archived go, as long as their instant is no longer active (so a copy a crash
+        left is removed by a later run). Never a subfolder (ours, `.bootstrap`) nor a file whose name
+        is not an instant's (a lock)."""
+        commits = [i.timestamp for i in selection.state_files
+                   if i.is_completed and i.action in (COMMIT, DELTA_COMMIT)]
+        if not commits:
+            return
+        threshold = max(commits)
+        active = set(self.table.reload_timeline().timestamps)
+        copies = []
+        for name in self.storage.list_directory(AUX_FOLDER).files:
+            try:
+                instant = Instant.parse_file_name(name)
+            except CorruptFileError:
+                continue  # an action or state Hudi does not write: not a copy of ours to judge
+            if instant is not None and instant.timestamp <= threshold and instant.timestamp not in active:
+                copies.append(f"{AUX_FOLDER}/{name}")
+        outcome = self.storage.delete_many(copies)
+        result.aux_removed = len(outcome.deleted)
+        for path, why in outcome.failed.items():  # a stale copy is read by no one; a later run retries
+            log.warning("could not delete %s: %s", self.storage.uri(path), why)
+        log.info("Deleted %d instant files of archived instants in %s", result.aux_removed, AUX_FOLDER)
 
     def _delete_files(self, paths: list[str], result: ArchiveResult) -> None:
         if not paths:

@@ -14,10 +14,10 @@ the plan goes at once (what Hudi's recovery would do on the next run), and Archi
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from hudi_assets.avro import deserialize_metadata, java_schema_json, serialize_metadata
 from hudi_assets.exceptions import ArchiveMergeError, CorruptFileError, HudiAssetsError
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.logformat.archived import archive_file_name, archive_file_version
 from hudi_assets.logformat.avro_block import decode_avro_data_block, encode_avro_data_block
 from hudi_assets.logformat.block import BlockType, encode_block
@@ -56,21 +56,21 @@ def recover_pending_merge(archived: ArchivedTimeline) -> str | None:
                                     storage.uri(plan_path))
     except CorruptFileError as exc:
         log.warning("Deleting unreadable merge plan %s: %s", exc.path, exc.problem)
-        storage.delete_many([plan_path])
+        storage.delete_checked([plan_path])
         return "deleted an unreadable merge plan"
     merged = f"{folder}/{plan.get('mergedArchiveFileName')}"
     candidates = [storage.relativize(c) for c in plan.get("candidate") or []]
     if all(storage.exists(c) for c in candidates):
         outcome = "merge had not finished: removed the partial merged file"
         if storage.exists(merged):
-            storage.delete_many([merged])
+            storage.delete_checked([merged])
     else:
         outcome = "merged file complete: removed the remaining candidates"
         if storage.exists(merged):
             result = storage.delete_many(candidates)
             for path, why in result.failed.items():
                 log.warning("Ignoring failed delete of merged candidate %s: %s", path, why)
-    storage.delete_many([plan_path])
+    storage.delete_checked([plan_path])
     log.info("Recovered the merge of small archive files: %s", outcome)
     return outcome
 
@@ -105,8 +105,7 @@ def _merged_blocks(storage: Storage, candidates: list[FileStatus], archival_batc
 
 
 def merge_small_archive_files(archived: ArchivedTimeline, small_file_limit: int, files_batch_size: int,
-                              archival_batch: int,
-                              step: Callable[[str], None] = lambda _: None) -> str | None:
+                              archival_batch: int, listener: Listener = QUIET) -> str | None:
     """mergeArchiveFilesIfNecessary; returns the merged file's name, None when nothing was merged."""
     storage, folder = archived.storage, archived.folder
     files = _sorted_archive_files(archived)
@@ -125,21 +124,21 @@ def merge_small_archive_files(archived: ArchivedTimeline, small_file_limit: int,
     if not storage.create_if_absent(plan_path, serialize_metadata("HoodieMergeArchiveFilePlan", plan)):
         raise HudiAssetsError(f"{storage.uri(plan_path)}: a merge plan appeared while merging; "
                               "another archiver is running")
-    step("merge-plan-written")
+    listener.reached(Step.MERGE_PLAN_WRITTEN)
     log.info("Merging %d small archive files into %s", len(candidates), merged_name)
     try:
         blocks, total = _merged_blocks(storage, candidates, archival_batch)
     except ArchiveMergeError:
-        storage.delete_many([plan_path])  # nothing merged was written; every candidate is still there
+        storage.delete_checked([plan_path])  # nothing merged was written; every candidate is still there
         raise
     if not storage.create_if_absent(merged, b"".join(blocks)):
         raise HudiAssetsError(f"{storage.uri(merged)}: already exists; another archiver is running")
-    step("merge-file-written")
+    listener.reached(Step.MERGE_FILE_WRITTEN)
     result = storage.delete_many([c.path for c in candidates])
     for path, why in result.failed.items():
         log.warning("Ignoring failed delete of merged archive file %s: %s", path, why)
-    step("merge-candidates-deleted")
-    storage.delete_many([plan_path])
+    listener.reached(Step.MERGE_CANDIDATES_DELETED)
+    storage.delete_checked([plan_path])
     log.info("Merged %d archived entries of %d small archive files into %s", total, len(candidates),
              merged_name)
     return merged_name

@@ -28,17 +28,13 @@ the plan records is recognised by its partition's prefix (any other spelling tak
 
 from __future__ import annotations
 
-import os
-import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import repeat
 from typing import Any
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
-from hudi_assets.clean.planner import earliest_commit_to_retain
 from hudi_assets.engine import Engine, LocalEngine, gc_paused, store_map
 from hudi_assets.exceptions import PathOutsideTableError, UnsafePlanError
 from hudi_assets.fsview import (
@@ -46,16 +42,17 @@ from hudi_assets.fsview import (
     FileSystemView,
     LogFile,
     NameSearch,
-    data_file_key,
     file_group_instants,
 )
+from hudi_assets.retention import earliest_commit_to_retain
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
-from hudi_assets.timeline.timeline import METAFOLDER
+from hudi_assets.table_paths import is_normal, partition_problem, table_relative
 
 DISCARD_HINT = ("Nothing was deleted. A refused plan blocks every later clean and a Hudi writer with "
                 "automatic cleaning would execute it: inspect it, then remove it with "
                 "`hudi-assets clean {path} --discard-pending {instant}`")
+NEW_PLAN_HINT = "Nothing was written or deleted: the new plan was refused before it was requested"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,25 +87,18 @@ class ValidationReport:
     def safe(self) -> bool:
         return not self.violations
 
-    def raise_if_unsafe(self, base_path: str) -> None:
+    def raise_if_unsafe(self, base_path: str, requested: bool = True) -> None:
+        """`requested`: the plans are on the timeline (the hint says how to remove one); a new plan
+        refused before it is written leaves nothing to discard."""
         if self.violations:
             first = self.violations[0]
-            raise UnsafePlanError(first.plan_file, first.path, first.problem,
-                                  DISCARD_HINT.format(path=base_path, instant=first.instant))
-
-
-def _is_normal(rel: str) -> bool:
-    return bool(rel) and "\0" not in rel and not rel.startswith("/") and posixpath.normpath(rel) == rel
+            hint = DISCARD_HINT.format(path=base_path, instant=first.instant) if requested else NEW_PLAN_HINT
+            raise UnsafePlanError(first.plan_file, first.path, first.problem, hint)
 
 
 def _is_plain_name(name: str) -> bool:
-    """A file name that `posixpath.normpath` leaves as it is and that a URI parse would not split."""
-    return ("/" not in name and "?" not in name and "#" not in name and "\0" not in name
-            and name not in ("", ".", ".."))
-
-
-def _in_metafolder(rel: str) -> bool:
-    return rel == METAFOLDER or rel.startswith(METAFOLDER + "/")
+    """A file name that `posixpath.normpath` leaves as it is (`#`, `?` are characters of a name)."""
+    return "/" not in name and "\0" not in name and name not in ("", ".", "..")
 
 
 class _Partition:
@@ -117,12 +107,12 @@ class _Partition:
 
     def __init__(self, view: FileSystemView, partition: str):
         storage = view.table.storage
-        names, subdirs = storage.list_names(partition)
+        names, self.subdirs = storage.list_names(partition)
         search = NameSearch(names)
         self.has_checksums = search.any_ends_with(".crc")
-        self.exists = bool(names or subdirs) or storage.exists(partition) if partition else True
+        self.exists = bool(names or self.subdirs) or storage.exists(partition) if partition else True
         self.is_partition = search.any_starts_with(PARTITION_METAFILE)
-        keys = map(data_file_key, names, repeat(view.table.config.base_file_extension))
+        keys = view.slicing.slice_keys(names)
         # every listed name -> (file id, base instant) of a data file, None for any other file
         self.key_of = dict(zip(names, keys, strict=True))
         groups = file_group_instants(self.key_of.values())
@@ -153,7 +143,6 @@ class PlanValidator:
         self.view = FileSystemView(table)
         self._partitions: dict[str, _Partition] = {}
         self._resolved: dict[str, str | None] = {}
-        self._real_base = os.path.realpath(self.storage.root) if self.storage.is_local else None
         timeline = table.active_timeline
         self._required_ectr = None if config.policy == CleaningPolicy.KEEP_LATEST_FILE_VERSIONS else \
             earliest_commit_to_retain(timeline.commits_and_compaction_timeline(), config, now)
@@ -166,21 +155,25 @@ class PlanValidator:
         return found
 
     def _directory_problem(self, partition: str) -> str | None:
-        """Why a partition directory may not be touched (None when it may), resolved once."""
+        """Why a partition directory may not be touched (None when it may), resolved once: its
+        canonical form (`table_relative`), as given and with symbolic links resolved, must be a
+        partition's place (not the base path, nothing under `.hoodie`)."""
         if partition in self._resolved:
             return self._resolved[partition]
         problem = None
-        if partition and not _is_normal(partition):
+        if partition and not is_normal(partition):
             problem = "partition path is not a normalised relative path"
-        elif _in_metafolder(partition):
-            problem = "lies under .hoodie"
-        elif self._real_base is not None:
-            real = os.path.realpath(os.path.join(self.storage.root, partition))
-            meta = os.path.join(self._real_base, METAFOLDER)
-            if real != self._real_base and not real.startswith(self._real_base + os.sep):
-                problem = f"partition directory resolves outside the base path (to {real})"
-            elif real == meta or real.startswith(meta + os.sep):
-                problem = f"partition directory resolves into .hoodie (to {real})"
+        else:
+            try:
+                lexical = self.storage.relativize(partition)
+                resolved = table_relative(self.storage, partition, directory=True)
+            except PathOutsideTableError:
+                problem = "partition directory resolves outside the base path"
+            else:
+                if partition and (why := partition_problem(lexical)):
+                    problem = why
+                elif partition and (why := partition_problem(resolved)):
+                    problem = f"partition directory {why} (resolves to {resolved or 'the base path'})"
         self._resolved[partition] = problem
         return problem
 
@@ -219,7 +212,7 @@ class PlanValidator:
             verdicts = store_map(self.engine, self.storage.is_local,
                                  lambda partition: self._check_partition(partition, entries[partition],
                                                                          plan.ectr_timestamp),
-                                 planned, self.config.parallelism, meanwhile)
+                                 planned, self.config.parallelism, meanwhile=meanwhile)
         checked = dict(zip(planned, verdicts, strict=True))
         for partition in entries:
             names, companions, found = checked.get(partition, ([], [], []))
@@ -279,7 +272,7 @@ class PlanValidator:
         after it is known to relativize to `<partition>/<name>` (checked once per partition); a path
         in any other spelling takes the full rule, so the per-file cost is a prefix test."""
         prefix = f"{self.storage.uri(partition)}/"
-        if "?" in prefix or "#" in prefix or self._relative(f"{prefix}f") != f"{rel_prefix}f":
+        if self._relative(f"{prefix}f") != f"{rel_prefix}f":
             return None
         return prefix
 
@@ -350,16 +343,23 @@ class PlanValidator:
             return None  # already deleted: a resumed clean
         if not listed.is_partition:
             return f"is not a partition (no {PARTITION_METAFILE})"
-        live = sorted(fid for fid in listed.file_ids if (partition, fid) not in replaced)
+        live = self._live_groups(partition, replaced)
         if live:
             return f"still holds {len(live)} file group(s) that are not replaced, e.g. {live[0]}"
+        for nested, groups in self._nested_live_groups(partition, replaced):
+            return (f"holds partition {nested} beneath it (deleted with it) with {len(groups)} file "
+                    f"group(s) that are not replaced, e.g. {groups[0]}")
         return None
 
+    def _live_groups(self, partition: str, replaced: dict[tuple[str, str], str]) -> list[str]:
+        return sorted(fid for fid in self._partition(partition).file_ids if (partition, fid) not in replaced)
 
-def validate_plans(table: HoodieTable, config: CleanConfig, plans: Iterable[tuple[str, str, CleanerPlan]],
-                   now: datetime | None = None, meanwhile: Callable[[], Any] | None = None
-                   ) -> ValidationReport:
-    """The one entry point every face uses: the CLI, the library and the Dagster checks. `now` is
-    the clock of KEEP_LATEST_BY_HOURS (the current time unless given); `meanwhile`: see
-    `PlanValidator.validate`."""
-    return PlanValidator(table, config, now).validate(plans, meanwhile)
+    def _nested_live_groups(self, partition: str, replaced: dict[tuple[str, str], str]
+                            ) -> Iterator[tuple[str, list[str]]]:
+        """Directories at any depth beneath `partition` that hold live file groups: a partition
+        directory is deleted recursively, and partitions may nest at mixed depths."""
+        for name in self._partition(partition).subdirs:
+            nested = f"{partition}/{name}"
+            if live := self._live_groups(nested, replaced):
+                yield nested, live
+            yield from self._nested_live_groups(nested, replaced)

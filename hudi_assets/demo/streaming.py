@@ -61,7 +61,7 @@ from hudi_assets.table_config import COPY_ON_WRITE, MERGE_ON_READ
 from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time, parse_instant_time
 from hudi_assets.transaction import table_lock
-from hudi_assets.transaction.heartbeat import Heartbeat
+from hudi_assets.transaction.renewal import Renewal
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class WriterHeartbeat:
         self.config = config
         self._last = time.monotonic()
         self.storage.write(heartbeat_path(instant_time), b"")
-        self._thread = Heartbeat(f"heartbeat {instant_time}", config.interval_ms / 1000, self._beat)
+        self._thread = Renewal(f"heartbeat {instant_time}", config.interval_ms / 1000, self._beat)
 
     def _beat(self) -> bool:
         now = time.monotonic()

@@ -20,7 +20,7 @@ from typing import Any
 from fastavro import schemaless_reader
 
 from hudi_assets import config_options as opt
-from hudi_assets.exceptions import CorruptFileError, UnsupportedTableError
+from hudi_assets.exceptions import CorruptFileError, HudiAssetsError, UnsupportedTableError
 from hudi_assets.fsview import parse_base_file_name
 from hudi_assets.hfile import HFileReader
 from hudi_assets.logformat import BlockType, HeaderKey
@@ -38,15 +38,17 @@ from hudi_assets.metadata.payloads import (
 from hudi_assets.metadata.table import METADATA_FOLDER, MetadataTable
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import PROPERTIES_FILE
+from hudi_assets.timeline.instant import COMPACTION, LOG_COMPACTION
 
 UPDATABLE_PARTITIONS = frozenset({FILES, COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX})
 _ID_LENGTH = 12  # base64 of a 64-bit ColumnIndexID, the prefix of a column_stats key
 
 
-def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> None:
+def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> HoodieTable:
     """Refuse (before anything is written) a metadata table that `action` (a clean, a rollback)
     cannot keep in step: one without its own table, of another table version, with a partition being
-    built, or with a partition we do not know how to update."""
+    built, with a partition we do not know how to update, or with a pending compaction. Returns the
+    metadata table it opened, for the run to write through (`MetadataTableWriter`)."""
     config = table.config
     where = table.storage.uri(PROPERTIES_FILE)
     unknown = sorted(set(config.metadata_partitions) - UPDATABLE_PARTITIONS)
@@ -68,6 +70,20 @@ def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> None
     if mdt.config.table_version != 6:
         raise UnsupportedTableError(f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version "
                                     f"{mdt.config.table_version}; only version 6 is written")
+    refuse_pending_compaction(mdt, action)
+    return mdt
+
+
+def refuse_pending_compaction(mdt: HoodieTable, action: str) -> None:
+    """A pending (log) compaction of the metadata table, a writer's that died mid-way: a deltacommit
+    written beside it would be merged wrongly, so nothing is done until that writer's next start
+    finishes it. Checked before the first delete, not only when the metadata table is written."""
+    pending = mdt.reload_timeline().filter_actions({COMPACTION, LOG_COMPACTION}).filter_pending()
+    if pending:
+        raise HudiAssetsError(
+            f"{mdt.storage.base_uri}: the metadata table has a pending compaction "
+            f"({', '.join(pending.timestamps)}); hudi-assets does not {action} until it completes: let "
+            "the table's writer finish it first. Nothing was changed")
 
 
 def clean_records(table: HoodieTable, clean_metadata: Mapping[str, Any], instant_time: str

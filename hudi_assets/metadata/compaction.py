@@ -226,9 +226,10 @@ def compact(metadata: MetadataTable, instant_time: str,
     operations.sort(key=lambda op: -sum(op.log_sizes))
     plan = {"operations": [op.plan_entry() for op in operations], "extraMetadata": None, "version": 2,
             "strategy": None, "preserveHoodieMetadata": False}
+    timeline = metadata.timeline
     requested = Instant(instant_time, COMPACTION, State.REQUESTED)
-    _create(storage, f".hoodie/{requested.file_name}", serialize_metadata("HoodieCompactionPlan", plan))
-    _create(storage, f".hoodie/{requested.with_state(State.INFLIGHT).file_name}", b"")
+    _create(storage, timeline.state_file_path(requested), serialize_metadata("HoodieCompactionPlan", plan))
+    _create(storage, timeline.state_file_path(requested.with_state(State.INFLIGHT)), b"")
     stats: dict[str, list[WriteStat]] = {}
     schema = None
     for task, op in enumerate(operations):
@@ -250,7 +251,7 @@ def compact(metadata: MetadataTable, instant_time: str,
     commit = CommitMetadata(in_java_hashmap_order(stats), compacted=True,
                             extra_metadata={"schema": schema} if schema else {}, operation_type="COMPACT")
     completed = Instant(instant_time, COMPACTION, State.COMPLETED)
-    _create(storage, f".hoodie/{completed.file_name}", commit.to_json())
+    _create(storage, timeline.state_file_path(completed), timeline.commit_metadata_serde.serialize(commit))
     return Instant(instant_time, COMMIT, State.COMPLETED)
 
 

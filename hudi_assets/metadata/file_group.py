@@ -11,7 +11,7 @@ latest base file whose instant precedes the log's completion.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from hudi_assets.exceptions import CorruptFileError
@@ -89,11 +89,12 @@ class BlockFilter:
 
 
 def latest_file_slices(partition: str, files: Iterable[FileStatus], valid_base: Callable[[str], bool],
-                       completion_times: dict[str, str] | None) -> list[MetadataFileSlice]:
+                       completion_times: Mapping[str, str]) -> list[MetadataFileSlice]:
     """The latest merged file slice of every file group among `files` (one MDT partition's listing).
 
-    `valid_base(instant)` says whether a base file's instant is committed; `completion_times` (layout 2
-    only) maps deltacommit times to completion times, None for table version 6.
+    `valid_base(instant)` says whether a base file's instant is committed; `completion_times` is the
+    timeline's (deltacommit time -> completion time; empty on layout 1, where a log file is sliced
+    by the base instant in its name).
     """
     bases: dict[str, list[DataFile]] = {}
     logs: dict[str, list[tuple[LogFileName, DataFile]]] = {}
@@ -113,17 +114,10 @@ def latest_file_slices(partition: str, files: Iterable[FileStatus], valid_base: 
     for file_id in sorted(bases.keys() | logs.keys()):
         base = max(bases.get(file_id, []), key=lambda f: f.instant, default=None)
         members = [(name, file) for name, file in logs.get(file_id, [])
-                   if base is None or _slice_time(file.instant, completion_times) >= base.instant]
+                   if base is None or completion_times.get(file.instant, file.instant) >= base.instant]
         members.sort(key=lambda item: (item[0].base_instant, item[0].version, item[0].write_token or ""))
         slices.append(MetadataFileSlice(partition, file_id, base, [file for _, file in members]))
     return slices
-
-
-def _slice_time(instant: str, completion_times: dict[str, str] | None) -> str:
-    """The time a log file is sliced by: its base instant (v6), its completion time (v8+)."""
-    if completion_times is None:
-        return instant
-    return completion_times.get(instant, instant)
 
 
 def read_files_records(storage: Storage, file_slice: MetadataFileSlice,

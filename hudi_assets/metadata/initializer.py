@@ -193,7 +193,7 @@ def bulk_commit(writer: MetadataTableWriter, partition: str, instant_time: str,
              for index, group in enumerate(groups) if group]
     metadata = CommitMetadata({partition: stats}, False, {"schema": WRITER_SCHEMA}, BULK_INSERT)
     storage.create_if_absent(timeline.state_file_path(requested.with_state(State.COMPLETED)),
-                             metadata.to_json())
+                             timeline.commit_metadata_serde.serialize(metadata))
     delete_marker_dir(storage, instant_time)
     return metadata
 

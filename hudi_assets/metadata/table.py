@@ -27,7 +27,7 @@ from hudi_assets.metadata.records import (
 from hudi_assets.storage import Storage
 from hudi_assets.table_config import PROPERTIES_FILE, TableConfig, load_table_config
 from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT, Instant
-from hudi_assets.timeline.layout2 import LayoutTwoTimeline, load_active_timeline
+from hudi_assets.timeline.layout import load_active_timeline
 from hudi_assets.timeline.timeline import ActiveTimeline
 
 METADATA_FOLDER = ".hoodie/metadata"
@@ -54,7 +54,7 @@ class MetadataTable:
         self.data_storage = (base_path if isinstance(base_path, Storage)
                              else Storage(base_path, storage_options))
         self.data_config: TableConfig = load_table_config(self.data_storage)
-        self.data_config.check_readable(self.data_storage.uri(PROPERTIES_FILE))
+        self.data_config.check_supported(self.data_storage.uri(PROPERTIES_FILE))
         mdt_properties = f"{METADATA_FOLDER}/{PROPERTIES_FILE}"
         if not self.data_config.has_metadata_table or not self.data_storage.exists(mdt_properties):
             raise MetadataTableNotFoundError(
@@ -66,7 +66,7 @@ class MetadataTable:
                 "initialized (not in hoodie.table.metadata.partitions)")
         self.storage = Storage(f"{self.data_storage.base_uri}/{METADATA_FOLDER}", self.data_storage.options)
         self.config: TableConfig = load_table_config(self.storage)
-        self.config.check_readable(self.storage.uri(PROPERTIES_FILE))
+        self.config.check_supported(self.storage.uri(PROPERTIES_FILE))
         self.data_timeline: ActiveTimeline = load_active_timeline(self.data_storage, self.data_config)
         self.timeline: ActiveTimeline = load_active_timeline(self.storage, self.config)
 
@@ -82,9 +82,8 @@ class MetadataTable:
 
     def file_slices(self, partition: str) -> list[MetadataFileSlice]:
         """The latest merged file slice of every file group of one metadata partition."""
-        completion = self.timeline.completion_times if isinstance(self.timeline, LayoutTwoTimeline) else None
         return latest_file_slices(partition, self.storage.list(partition), self.block_filter.is_committed,
-                                  completion)
+                                  self.timeline.completion_times)
 
     @cached_property
     def files_listing(self) -> FilesListing:
@@ -142,13 +141,13 @@ class MetadataTable:
         return self.timeline.filter_completed().filter_actions({COMMIT}).last()
 
     def deltacommits_since(self, instant: Instant | None) -> list[Instant]:
-        """Completed metadata deltacommits after `instant` (all when None): by completion time on
-        timeline layout 2, where a deltacommit requested before a compaction can complete after it."""
+        """Completed metadata deltacommits after `instant` (all when None): by completion time where
+        the layout records it (layout 2, where a deltacommit requested before a compaction can
+        complete after it), else by requested time."""
         completed = self.timeline.filter_completed().filter_actions({DELTA_COMMIT})
         if instant is None:
             return list(completed)
-        finished = (self.timeline.completion_times if isinstance(self.timeline, LayoutTwoTimeline)
-                    else {i.timestamp: i.timestamp for i in completed})
+        finished = self.timeline.completion_times
         after = finished.get(instant.timestamp, instant.timestamp)
         return [i for i in completed if finished.get(i.timestamp, i.timestamp) > after]
 

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.logformat import LogFileName, encode_block
 from hudi_assets.logformat.hfile_block import encode_hfile_data_block
+from hudi_assets.metadata.clean_records import refuse_pending_compaction
 from hudi_assets.metadata.file_group import BlockFilter, MetadataFileSlice, latest_file_slices
 from hudi_assets.metadata.keys import file_group_index
 from hudi_assets.metadata.payloads import METADATA_RECORD_SCHEMA, WRITER_SCHEMA, MetadataRecord
@@ -36,7 +38,7 @@ from hudi_assets.rollback.planner import plan_rollback
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
-from hudi_assets.timeline.instant import COMPACTION, DELTA_COMMIT, LOG_COMPACTION, ROLLBACK, Instant, State
+from hudi_assets.timeline.instant import DELTA_COMMIT, ROLLBACK, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time
 from hudi_assets.timeline.metadata import commit_metadata
 from hudi_assets.timeline.timeline import ActiveTimeline
@@ -47,13 +49,6 @@ log = logging.getLogger(__name__)
 WRITE_TOKEN = ROLLBACK_WRITE_TOKEN
 UPSERT_PREPPED = "UPSERT_PREPPED"
 HFILE = ".hfile"
-
-Reached = Callable[[str, int], None]
-
-
-def _ignore(step: str, count: int) -> None:
-    """No fault injection."""
-
 
 @dataclass
 class _Target:
@@ -67,45 +62,49 @@ class _Target:
 class MetadataTableWriter:
     """Writes deltacommits to the metadata table of `data_table` (whose lock the caller holds).
 
-    `reached(step, count)` is called after "mdt_requested", each "mdt_block_written" (with the number
-    of blocks written so far) and "mdt_completed", so a test can crash the write there.
+    The listener hears `Step.MDT_REQUESTED`, each `Step.MDT_BLOCK_WRITTEN` (with the number of blocks
+    written so far) and `Step.MDT_COMPLETED`, so a test can crash the write there.
     """
 
-    def __init__(self, data_table: HoodieTable, reached: Reached | None = None):
+    def __init__(self, data_table: HoodieTable, listener: Listener = QUIET,
+                 metadata_table: HoodieTable | None = None):
         self.data_table = data_table
-        self.storage = Storage(f"{data_table.base_path}/{METADATA_FOLDER}", data_table.storage.options)
-        self.reached = reached or _ignore
+        self.listener = listener
+        self._mdt = metadata_table  # opened once, by the run's refusal check or on first use
+        self.storage = (metadata_table.storage if metadata_table is not None else
+                        Storage(f"{data_table.base_path}/{METADATA_FOLDER}", data_table.storage.options))
 
     def open(self) -> HoodieTable:
-        """The metadata table as a MERGE_ON_READ table of its own."""
-        return HoodieTable(self.storage)
+        """The metadata table as a MERGE_ON_READ table of its own, opened once per writer; each use
+        reads its timeline again (`reload_timeline`)."""
+        if self._mdt is None:
+            self._mdt = HoodieTable(self.storage)
+        return self._mdt
 
     def commit(self, instant_time: str, records: Iterable[MetadataRecord]) -> CommitMetadata:
         """Write `records` as deltacommit `instant_time`; returns the completed commit metadata."""
         mdt = self.open()
+        refuse_pending_compaction(mdt, "write a deltacommit")
         timeline = mdt.reload_timeline()
-        pending_compactions = timeline.filter_actions({COMPACTION, LOG_COMPACTION}).filter_pending()
-        if pending_compactions:
-            raise HudiAssetsError(
-                f"{self.storage.base_uri}: the metadata table has a pending compaction "
-                f"({', '.join(pending_compactions.timestamps)}); let the table's writer finish it first")
         if any(i.timestamp == instant_time for i in timeline.commits_timeline()):
             self.roll_back(instant_time)
             timeline = mdt.reload_timeline()
         by_group = self._route(records)
         requested = Instant(instant_time, DELTA_COMMIT, State.REQUESTED)
         self.storage.create_if_absent(timeline.state_file_path(requested), b"")
-        self.reached("mdt_requested", 0)
+        self.listener.reached(Step.MDT_REQUESTED)
         inflight = requested.with_state(State.INFLIGHT)
-        self.storage.create_if_absent(timeline.state_file_path(inflight), _workload(by_group).to_json())
+        self.storage.create_if_absent(timeline.state_file_path(inflight),
+                                      timeline.commit_metadata_serde.serialize(_workload(by_group)))
         stats: dict[str, list[WriteStat]] = defaultdict(list)
         for count, target in enumerate(by_group, 1):
             stats[target.file_slice.partition].append(self._append(instant_time, target))
-            self.reached("mdt_block_written", count)
+            self.listener.reached(Step.MDT_BLOCK_WRITTEN, count)
         metadata = CommitMetadata(dict(stats), False, {"schema": WRITER_SCHEMA}, UPSERT_PREPPED)
         completed = requested.with_state(State.COMPLETED)
-        self.storage.create_if_absent(timeline.state_file_path(completed), metadata.to_json())
-        self.reached("mdt_completed", 0)
+        self.storage.create_if_absent(timeline.state_file_path(completed),
+                                      timeline.commit_metadata_serde.serialize(metadata))
+        self.listener.reached(Step.MDT_COMPLETED)
         delete_marker_dir(self.storage, instant_time)
         log.info("metadata table deltacommit %s: %d log blocks", instant_time, len(by_group))
         return metadata
@@ -129,8 +128,10 @@ class MetadataTableWriter:
         """Every file group's latest slice of one metadata partition (base files of completed
         compactions only), in file-group order, with the slice's base instant (its base file's, or its
         log files' when it has none yet)."""
-        committed = BlockFilter.of(self.open().active_timeline.commits_timeline(), frozenset()).is_committed
-        slices = latest_file_slices(partition, self.storage.list(partition), committed, None)
+        timeline = self.open().reload_timeline()
+        committed = BlockFilter.of(timeline.commits_timeline(), frozenset()).is_committed
+        slices = latest_file_slices(partition, self.storage.list(partition), committed,
+                                    timeline.completion_times)
         if not slices:
             raise CorruptFileError(self.storage.uri(partition), "the metadata partition has no file group")
         result = []
@@ -191,7 +192,7 @@ class MetadataTableWriter:
         if target is not None and target.is_completed:  # HoodieActiveTimeline.revertToInflight
             inflight = target.with_state(State.INFLIGHT)
             self.storage.create_if_absent(timeline.state_file_path(inflight), b"")
-            self.storage.delete_many([timeline.state_file_path(target)])
+            self.storage.delete_checked([timeline.state_file_path(target)])
         log.info("rolling back metadata table instant %s at %s", instant_time, rollback.timestamp)
         RollbackActionExecutor(mdt, rollback, plan).execute()
 

@@ -2,10 +2,13 @@
 with BaseRollbackHelper; the COW and MOR executors differ only in what their plans hold).
 
 Order, as Hudi: `<t>.rollback.requested` -> `<t>.rollback.inflight` (empty) -> delete the planned
-files and append rollback command blocks -> the metadata table's update, when the table has one
-(`metadata/rollback_records.py`) -> delete the failed instant's inflight, then requested
-state file -> `<t>.rollback` (HoodieRollbackMetadata) -> delete the instant's marker directory and
-heartbeat. Every step can be repeated, so a run killed anywhere is finished by the next one: a file
+files and append rollback command blocks, each log file written with an APPEND marker under the
+rollback's instant (a planned file still there after its delete stops the rollback here, inflight:
+exit 1, the next run retries) -> the metadata table's update, when the
+table has one (its caller's `MetadataSink`) -> delete the failed instant's inflight, then
+requested state file -> `<t>.rollback` (HoodieRollbackMetadata) -> delete the instant's marker
+directory (its heartbeat is the workflow's: Hudi deletes it only under the LAZY failed-writes
+policy). Every step can be repeated, so a run killed anywhere is finished by the next one: a file
 already deleted is skipped, and a command block a killed run already wrote is found and reused
 rather than appended twice.
 """
@@ -14,8 +17,11 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
-from hudi_assets.heartbeat import delete_heartbeat
+from hudi_assets.exceptions import DeleteFailedError
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.logformat import (
     BlockType,
     HeaderKey,
@@ -25,7 +31,7 @@ from hudi_assets.logformat import (
     rollback_command_block,
 )
 from hudi_assets.logformat.block import ROLLBACK_COMMAND
-from hudi_assets.rollback.markers import delete_marker_dir
+from hudi_assets.rollback.markers import create_append_marker, delete_marker_dir
 from hudi_assets.rollback.metadata import (
     PartitionRollbackStat,
     RollbackPlan,
@@ -34,80 +40,110 @@ from hudi_assets.rollback.metadata import (
     serialize_rollback_metadata,
 )
 from hudi_assets.rollback.planner import latest_log_file
+from hudi_assets.rollback.safety import check_plan
 from hudi_assets.table import HoodieTable
+from hudi_assets.table_paths import table_relative
 from hudi_assets.timeline.instant import ROLLBACK, Instant, State
+
+if TYPE_CHECKING:
+    from hudi_assets.transaction import HeldLock
 
 log = logging.getLogger(__name__)
 
 ROLLBACK_WRITE_TOKEN = "1-0-1"  # HoodieLogFormat.UNKNOWN_WRITE_TOKEN: writers without a task
 
 
-class RollbackHooks:
-    """Points of a rollback where a test may inject a fault (a crash). Production passes none; a
-    test subclasses this and overrides `reached`."""
+class MetadataSink(Protocol):
+    """The metadata table's side of a rollback, built by whoever runs the rollback
+    (`metadata.rollback_records.MetadataTableSink`): rollback/ does not write the metadata table,
+    which rolls back its own instants with this executor."""
 
-    def reached(self, step: str) -> None:
-        """`step` is "requested" (plan written), "inflight", "request" (after each request is done),
-        on a table with a metadata table "mdt_requested", "mdt_block_written", "mdt_completed" (the
-        rollback's metadata deltacommit) and "mdt_rolled_back" (the failed instant's one undone),
-        "instant_deleted" (the failed instant's state files are gone) or "complete" (`<t>.rollback`
-        written, markers and heartbeat not yet deleted)."""
+    def refuse_unwritable(self, action: str) -> None:
+        """Refuse, before anything is written, a metadata table `action` could not keep in step."""
+
+    def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,
+                 listener: Listener) -> None:
+        """Record the rollback `record` of `plan` in the metadata table (`writeTableMetadata`)."""
 
 
 class RollbackActionExecutor:
-    """Executes one pending rollback of `plan` at `rollback_instant` (requested or inflight)."""
+    """Executes one pending rollback of `plan` at `rollback_instant` (requested or inflight); a table
+    with a metadata table needs `metadata`, checked by the caller before anything is written."""
 
     def __init__(self, table: HoodieTable, rollback_instant: Instant, plan: RollbackPlan,
-                 hooks: RollbackHooks | None = None):
+                 *, listener: Listener = QUIET, lock: HeldLock | None = None,
+                 metadata: MetadataSink | None = None):
         self.table = table
         self.rollback_instant = rollback_instant
         self.plan = plan
-        self.hooks = hooks or RollbackHooks()
+        self.listener = listener
+        self.lock = lock
+        self.metadata = metadata
 
     def execute(self) -> dict:
         """Run the rollback to completion; returns the HoodieRollbackMetadata record written."""
         storage = self.table.storage
         timeline = self.table.reload_timeline()
+        check_plan(self.table, self.plan, self.rollback_instant)
         started = time.monotonic()
         if self.rollback_instant.is_requested:
             inflight = self.rollback_instant.with_state(State.INFLIGHT)
             storage.create_if_absent(timeline.state_file_path(inflight), b"")
-        self.hooks.reached("inflight")
+        self.listener.reached(Step.ROLLBACK_INFLIGHT)
         # BaseRollbackHelper.generateHeader: the command blocks carry the timeline's last instant.
         last = self.table.reload_timeline().last()
         block_instant = last.timestamp if last else self.rollback_instant.timestamp
         stats: dict[str, PartitionRollbackStat] = {}
+        self._check_lock()
         for request in self.plan.requests:
             for stat in self._perform(request, block_instant):
                 if stat.partition_path in stats:
                     stats[stat.partition_path].merge(stat)
                 else:
                     stats[stat.partition_path] = stat
-            self.hooks.reached("request")
+            self.listener.reached(Step.ROLLBACK_REQUEST)
+        self._refuse_undeleted(stats.values())
         taken = int((time.monotonic() - started) * 1000)
         record = rollback_metadata_record(self.rollback_instant.timestamp, taken, self.plan.instant_time,
                                           self.plan.action, list(stats.values()))
         if self.table.config.has_metadata_table:
             self._update_metadata_table(record)
+        self._check_lock()
         self._delete_failed_instant()
-        self.hooks.reached("instant_deleted")
+        self.listener.reached(Step.ROLLBACK_INSTANT_DELETED)
         completed = Instant(self.rollback_instant.timestamp, ROLLBACK, State.COMPLETED)
         storage.create_if_absent(self.table.active_timeline.state_file_path(completed),
                                  serialize_rollback_metadata(record))
-        self.hooks.reached("complete")
+        self.listener.reached(Step.ROLLBACK_COMPLETE)
         delete_marker_dir(storage, self.plan.instant_time)
-        delete_heartbeat(storage, self.plan.instant_time)
         self.table.reload_timeline()
         log.info("rolled back %s %s at %s: %d files deleted", self.plan.action, self.plan.instant_time,
                  self.rollback_instant.timestamp, record["totalFilesDeleted"])
         return record
 
+    def _check_lock(self) -> None:
+        """Before a step that deletes: the table's lock must still be ours (a metadata table's
+        rollback runs under its data table's lock, checked by the data table's run)."""
+        if self.lock is not None:
+            self.lock.check_held()
+
+    def _refuse_undeleted(self, stats: Iterable[PartitionRollbackStat]) -> None:
+        """BaseRollbackHelper.deleteFiles throws when a delete fails: the rollback stays inflight and
+        the next run retries it. Completing instead would drop the instant from the timeline while
+        its uncommitted file stays, which readers take as committed once archival passes it. So no
+        metadata-table update and no removal of the instant while a planned file still exists."""
+        storage = self.table.storage
+        left = [path for stat in stats for path in stat.failed_delete_files
+                if storage.exists(table_relative(storage, path))]
+        if left:
+            raise DeleteFailedError(
+                f"rollback {self.rollback_instant.timestamp} of {self.plan.instant_time} could not delete "
+                f"{', '.join(left)}; it stays inflight and the next `hudi-assets rollback` (or LAZY clean) "
+                "retries it", left)
+
     def _update_metadata_table(self, record: dict) -> None:
         """`writeTableMetadata`, in `finishRollback` before the failed instant's state files go."""
-        # Imported here: the metadata table writer rolls back metadata instants with this executor.
-        from hudi_assets.metadata.rollback_records import update_metadata_table
-        update_metadata_table(self.table, self.rollback_instant.timestamp, record, self.plan,
-                              self.hooks.reached)
+        self.metadata.rollback(self.rollback_instant.timestamp, record, self.plan, self.listener)
 
     def _delete_failed_instant(self) -> None:
         """deleteInflightAndRequestedInstant: the inflight file first, so a crash leaves a write that
@@ -116,7 +152,7 @@ class RollbackActionExecutor:
         for state in (State.INFLIGHT, State.REQUESTED):
             instant = Instant(self.plan.instant_time, self.plan.action, state)
             if timeline.has_state_file(instant):
-                self.table.storage.delete_many([timeline.state_file_path(instant)])
+                self.table.storage.delete_checked([timeline.state_file_path(instant)])
 
     def _perform(self, request: RollbackRequest, block_instant: str) -> list[PartitionRollbackStat]:
         """BaseRollbackHelper.maybeDeleteAndCollectStats for one request."""
@@ -131,14 +167,19 @@ class RollbackActionExecutor:
 
     def _delete(self, path: str) -> PartitionRollbackStat:
         storage = self.table.storage
-        rel = storage.relativize(path)
-        outcome = storage.delete_many([rel])
-        stat = PartitionRollbackStat(rel.rpartition("/")[0])
+        rel = table_relative(storage, path)
+        directory, _, name = rel.rpartition("/")
+        # Hadoop's local file system deletes a file's `.crc` checksum with it (its listing hides
+        # them, Hudi's raw listing filter takes them): a checksum of a deleted file goes too.
+        companions = [f"{directory}/.{name}.crc" if directory else f".{name}.crc"] if storage.is_local else []
+        outcome = storage.delete_many([rel, *companions])
+        stat = PartitionRollbackStat(directory)
         # Hadoop's delete() answers false for a file already gone (a resumed rollback), which Hudi
         # records as a failed delete; so do we.
-        (stat.success_delete_files if outcome.deleted else stat.failed_delete_files).append(path)
-        for why in outcome.failed.values():
-            log.warning("rollback %s could not delete %s: %s", self.rollback_instant.timestamp, path, why)
+        (stat.success_delete_files if rel in outcome.deleted else stat.failed_delete_files).append(path)
+        for failed, why in outcome.failed.items():
+            log.warning("rollback %s could not delete %s: %s", self.rollback_instant.timestamp,
+                        storage.uri(failed), why)
         return stat
 
     def _append_rollback_block(self, request: RollbackRequest, block_instant: str) -> tuple[str, int]:
@@ -150,6 +191,7 @@ class RollbackActionExecutor:
         latest = latest_log_file(self.table, partition, request.file_id, request.latest_base_instant)
         if latest is not None and self._is_our_block(partition, latest.name):
             rel = f"{partition}/{latest.name}" if partition else latest.name
+            create_append_marker(storage, self.rollback_instant.timestamp, rel)
             status = storage.status(rel)
             return rel, status.size if status else 0
         version = latest.version + 1 if latest is not None else 1
@@ -157,6 +199,7 @@ class RollbackActionExecutor:
                            ROLLBACK_WRITE_TOKEN).format()
         rel = f"{partition}/{name}" if partition else name
         data = encode_block(rollback_command_block(block_instant, self.plan.instant_time))
+        create_append_marker(storage, self.rollback_instant.timestamp, rel)
         storage.create_if_absent(rel, data)
         return rel, len(data)
 

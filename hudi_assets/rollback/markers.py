@@ -28,10 +28,13 @@ def marker_dir(instant_time: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Marker:
-    """A data file an instant wrote: its path relative to the base path and how it was written."""
+    """A data file an instant wrote: its path relative to the base path and how it was written,
+    with where the marker was read (its file and, in a `MARKERS<n>` file, its line)."""
 
     file_path: str
     io_type: str
+    source: str = ""
+    line: int | None = None
 
     @property
     def partition_path(self) -> str:
@@ -41,14 +44,20 @@ class Marker:
     def file_name(self) -> str:
         return self.file_path.rpartition("/")[2]
 
+    @property
+    def where(self) -> str:
+        """The marker as a person finds it: its file, and its line in a `MARKERS<n>` file."""
+        return self.source if self.line is None else f"{self.source}, line {self.line}"
 
-def parse_marker(name: str, where: str) -> Marker:
+
+def parse_marker(name: str, source: str, line: int | None = None) -> Marker:
     """`<partition>/<file>.marker.<IOTYPE>` -> Marker (WriteMarkers.stripMarkerSuffix, IOType.valueOf)."""
     cut = name.find(MARKER_EXTENSION)
     io_type = name.rpartition(".")[2]
     if cut <= 0 or io_type not in IO_TYPES:
+        where = source if line is None else f"{source}, line {line}"
         raise CorruptFileError(where, f"marker {name!r} is not <file>.marker.<CREATE|MERGE|APPEND>")
-    return Marker(name[:cut], io_type)
+    return Marker(name[:cut], io_type, source, line)
 
 
 def read_markers(storage: Storage, instant_time: str) -> list[Marker] | None:
@@ -59,7 +68,7 @@ def read_markers(storage: Storage, instant_time: str) -> list[Marker] | None:
         return None
     type_file = f"{folder}/{MARKER_TYPE_FILE}"
     if storage.exists(type_file):
-        kind = storage.read(type_file).decode().strip()
+        kind = storage.read(type_file).decode(errors="replace").strip()
         if kind != TIMELINE_SERVER_BASED:
             raise CorruptFileError(storage.uri(type_file), f"marker type {kind!r} is not supported")
         return _timeline_server_markers(storage, folder)
@@ -76,9 +85,21 @@ def _timeline_server_markers(storage: Storage, folder: str) -> list[Marker]:
     markers: list[Marker] = []
     for status in files:
         where = storage.uri(status.path)
-        markers.extend(parse_marker(line, where)
-                       for line in storage.read(status.path).decode().splitlines() if line.strip())
+        try:
+            text = storage.read(status.path).decode()
+        except UnicodeDecodeError as exc:
+            raise CorruptFileError(where, f"is not UTF-8 text (byte {exc.start}); a marker file lists "
+                                          "one marker name per line") from None
+        markers.extend(parse_marker(line, where, number)
+                       for number, line in enumerate(text.splitlines(), 1) if line.strip())
     return markers
+
+
+def create_append_marker(storage: Storage, instant_time: str, rel: str) -> None:
+    """A DIRECT `APPEND` marker of the log file `rel` under `instant_time` (Hudi's rollback writes
+    one for its command-block log file, `getRollbackLogMarkerCallback`, before the file is created:
+    whoever resumes a crashed rollback finds every file it may have written)."""
+    storage.create_if_absent(f"{marker_dir(instant_time)}/{rel}{MARKER_EXTENSION}.APPEND", b"")
 
 
 def delete_marker_dir(storage: Storage, instant_time: str) -> None:

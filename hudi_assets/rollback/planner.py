@@ -26,7 +26,9 @@ from hudi_assets.fsview import LogFile, list_partitions, parse_base_file_name
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired
 from hudi_assets.rollback.markers import Marker, read_markers
 from hudi_assets.rollback.metadata import RollbackPlan, RollbackRequest
+from hudi_assets.rollback.safety import checked_markers
 from hudi_assets.table import HoodieTable
+from hudi_assets.table_paths import written_instant
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import REPLACE_COMMIT, Instant, State
 from hudi_assets.timeline.timeline import COMMIT_ACTIONS, ActiveTimeline, Timeline
@@ -72,7 +74,8 @@ def plan_rollback(table: HoodieTable, instant: Instant, engine: Engine | None = 
         return RollbackPlan(instant.timestamp, instant.action)
     markers = read_markers(table.storage, instant.timestamp)
     if table.write_config.get(opt.ROLLBACK_USING_MARKERS) and markers:
-        requests = [_marker_request(table, instant, m) for m in markers]
+        requests = [_marker_request(table, instant, m)
+                    for m in checked_markers(table, instant.timestamp, markers)]
     else:
         log.info("rolling back %s by listing: %s", instant,
                  "markers disabled" if markers else "the write left no markers")
@@ -137,18 +140,13 @@ def _append_request(table: HoodieTable, instant: Instant, marker: Marker) -> Rol
 
 
 def _listing_requests(table: HoodieTable, instant: Instant, engine: Engine) -> list[RollbackRequest]:
-    """ListingBasedRollbackStrategy for a pending commit, deltacommit or replacecommit."""
+    """ListingBasedRollbackStrategy for a pending commit, deltacommit or replacecommit: its path
+    filter matches names that contain the base file extension, so Hadoop `.crc` sidecars go too."""
     extension = table.config.base_file_extension
     requests = []
     for listing in list_partitions(table.storage, engine):
         for name in listing.files:
-            if name.endswith(extension):
-                parsed = parse_base_file_name(name)
-                mine = parsed is not None and parsed[2] == instant.timestamp
-            else:
-                log_file = LogFile.parse(name)
-                mine = log_file is not None and log_file.base_instant == instant.timestamp
-            if mine:
+            if written_instant(name, extension) == instant.timestamp:
                 rel = f"{listing.partition}/{name}" if listing.partition else name
                 uri = table.storage.uri(rel)
                 # formatDeletePath: Hudi strips the scheme from a listed path.

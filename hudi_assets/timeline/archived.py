@@ -1,4 +1,5 @@
-"""The archived timeline: instants moved out of `.hoodie/` into `<archive folder>/.commits_.archive.N_*`.
+"""The archived timeline of layout 1: instants moved out of `.hoodie/` into
+`<archive folder>/.commits_.archive.N_*`.
 
 Files are read newest version first, as Hudi's readers do; torn tails are skipped by the log reader.
 The merged file named by a pending `mergeArchivePlan` may be half written and is tolerated.
@@ -8,15 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hudi_assets.avro import deserialize_metadata, java_schema_json
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.logformat.archived import ARCHIVE_FILE_PREFIX, read_archived_records
 from hudi_assets.storage import FileStatus, Storage
-from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import Instant, State
 from hudi_assets.timeline.timeline import Timeline
+
+if TYPE_CHECKING:
+    from hudi_assets.table import HoodieTable
 
 MERGE_PLAN_FILE = "mergeArchivePlan"
 ARCHIVED_META_ENTRY = "HoodieArchivedMetaEntry"
@@ -102,3 +105,10 @@ class ArchivedTimeline:
             if held is None or held.state.value < entry.instant.state.value:
                 latest[key] = entry.instant
         return Timeline(latest.values())
+
+
+class ArchivedTimelineLoaderV1:
+    """Layout 1's archive files as `TimelineLayout.load_archived_instants` reads them."""
+
+    def load_instants(self, storage: Storage, folder: str) -> Timeline:
+        return ArchivedTimeline(storage, folder).instants()

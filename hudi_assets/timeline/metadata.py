@@ -1,4 +1,5 @@
-"""Reading an instant's metadata: JSON for commits, Avro container files for everything else.
+"""Reading an instant's metadata: commits as the timeline's layout encodes them, Avro container files
+for everything else.
 
 Which file holds what follows Hudi's TimelineMetadataUtils: a clean's plan lives in its requested
 (and inflight) file and its result in the completed file; compaction and clustering plans live in
@@ -13,6 +14,7 @@ from hudi_assets.avro import deserialize_metadata
 from hudi_assets.timeline.commit_metadata import CommitMetadata
 from hudi_assets.timeline.instant import (
     CLEAN,
+    CLUSTERING,
     COMMIT,
     COMPACTION,
     DELTA_COMMIT,
@@ -39,6 +41,7 @@ _REQUESTED_SCHEMA = {
     COMPACTION: "HoodieCompactionPlan",
     LOG_COMPACTION: "HoodieCompactionPlan",
     REPLACE_COMMIT: "HoodieRequestedReplaceMetadata",
+    CLUSTERING: "HoodieRequestedReplaceMetadata",
 }
 
 
@@ -55,9 +58,10 @@ def _schema(schemas: dict[str, str], instant: Instant, what: str) -> str:
 
 def commit_metadata(timeline: ActiveTimeline, instant: Instant) -> CommitMetadata:
     """Commit metadata of a commit/deltacommit/replacecommit state file (empty file: empty metadata)."""
-    if instant.action not in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT):
+    if instant.action not in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLUSTERING):
         raise ValueError(f"{instant.file_name}: a {instant.action} instant has no commit metadata")
-    return CommitMetadata.from_bytes(timeline.read_details(instant), _path(timeline, instant))
+    data = timeline.read_details(instant)
+    return timeline.commit_metadata_serde.deserialize(data, _path(timeline, instant))
 
 
 def avro_metadata(timeline: ActiveTimeline, instant: Instant, schema_name: str) -> dict[str, Any] | None:

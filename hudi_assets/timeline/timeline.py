@@ -1,4 +1,4 @@
-"""`Timeline`: an ordered, filterable view of instants; `ActiveTimeline`: the one in `.hoodie/`.
+"""`Timeline`: an ordered, filterable view of instants; `ActiveTimeline`: a table's timeline folder.
 
 The filters carry the names of the timelines Hudi's clean and archive code use, because picking
 the wrong one (all commits vs the table's completed commits, with or without compaction) is the
@@ -8,11 +8,16 @@ most common way to diverge from Hudi's decisions.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, ClassVar
 
+from hudi_assets.exceptions import StorageError
 from hudi_assets.storage import FileStatus, Storage
+from hudi_assets.table_config import METAFOLDER, TableConfig
 from hudi_assets.timeline.instant import (
     CLEAN,
+    CLUSTERING,
     COMMIT,
     COMPACTION,
     DELTA_COMMIT,
@@ -22,17 +27,26 @@ from hudi_assets.timeline.instant import (
     SAVEPOINT,
     Instant,
 )
+from hudi_assets.timeline.layout1 import COMMIT_METADATA_SERDE_V1
 
-COMMIT_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT})
+if TYPE_CHECKING:
+    from hudi_assets.timeline.layout import CommitMetadataSerDe
+
+COMMIT_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLUSTERING})
 """COMMITS(all): every action that writes data, except table services in their pending form."""
-WRITE_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, COMPACTION, LOG_COMPACTION, REPLACE_COMMIT})
+WRITE_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, COMPACTION, LOG_COMPACTION, REPLACE_COMMIT, CLUSTERING})
 
-METAFOLDER = ".hoodie"
 _SORT_KEY = operator.attrgetter("sort_key")
 
 
 class Timeline:
-    """Instants in Hudi's order; every filter returns a new `Timeline`."""
+    """Instants in Hudi's order; every filter returns a new `Timeline`.
+
+    `completion_times` maps a completed instant's requested time to its completion time where the
+    timeline knows it (layout 2's active and archived timelines); empty otherwise.
+    """
+
+    completion_times: Mapping[str, str] = MappingProxyType({})
 
     def __init__(self, instants: Iterable[Instant]):
         self.instants: list[Instant] = sorted(instants, key=_SORT_KEY)
@@ -140,8 +154,9 @@ class Timeline:
         return self.filter_actions({LOG_COMPACTION}).filter_pending()
 
     def pending_replace_timeline(self) -> Timeline:
-        """Requested/inflight replacecommits: clustering or insert_overwrite in progress."""
-        return self.filter_actions({REPLACE_COMMIT}).filter_pending()
+        """Requested/inflight replacecommits: clustering or insert_overwrite in progress (Hudi 1.x
+        names a pending clustering `clustering`: its filterPendingReplaceOrClusteringTimeline)."""
+        return self.filter_actions({REPLACE_COMMIT, CLUSTERING}).filter_pending()
 
     def pending_writes_timeline(self) -> Timeline:
         """Requested/inflight commits and deltacommits: running or failed writers."""
@@ -149,15 +164,22 @@ class Timeline:
 
 
 class ActiveTimeline(Timeline):
-    """The active timeline of a table, built from one listing of `.hoodie/`.
+    """The active timeline of a layout-1 table (Hudi's ActiveTimelineV1), from one listing of its folder.
 
     `instants` holds each instant once, in its highest state; `state_files` keeps every state file
     that is present (the raw timeline the archiver works on) with its size and modification time.
+    Other layouts subclass it (`layout2.LayoutTwoTimeline`); `TimelineLayout` picks the class.
     """
 
-    def __init__(self, storage: Storage, state_files: dict[Instant, FileStatus]):
+    commit_metadata_serde: ClassVar[CommitMetadataSerDe] = COMMIT_METADATA_SERDE_V1
+
+    def __init__(self, storage: Storage, state_files: dict[Instant, FileStatus], folder: str = METAFOLDER):
         self.storage = storage
         self.state_files = state_files
+        self.folder = folder
+        # Requested time -> completion time where the layout records it; none in layout 1, where
+        # instants complete in the order of their requested times as far as readers can tell.
+        self.completion_times = {}
         # One sort serves both views: in Hudi's order an instant's state files are adjacent, lowest
         # state first, so keeping each one's highest state leaves the instants in order too.
         self._raw = sorted(state_files, key=_SORT_KEY)
@@ -170,15 +192,17 @@ class ActiveTimeline(Timeline):
         self.instants = list(latest.values())
 
     @classmethod
-    def load(cls, storage: Storage) -> ActiveTimeline:
+    def load(cls, storage: Storage, folder: str = METAFOLDER, config: TableConfig | None = None
+             ) -> ActiveTimeline:
+        """The timeline in `folder`; `config` is the table's (layouts that need it read it)."""
         state_files: dict[Instant, FileStatus] = {}
-        for status in storage.list(METAFOLDER):
+        for status in storage.list(folder):
             if status.is_dir:
                 continue
             instant = Instant.parse_file_name(status.name)
             if instant is not None:
                 state_files[instant] = status
-        return cls(storage, state_files)
+        return cls(storage, state_files, folder)
 
     @property
     def raw_instants(self) -> list[Instant]:
@@ -186,7 +210,20 @@ class ActiveTimeline(Timeline):
         return list(self._raw)
 
     def state_file_path(self, instant: Instant) -> str:
-        return f"{METAFOLDER}/{instant.file_name}"
+        return f"{self.folder}/{instant.file_name}"
+
+    def new_state_file_path(self, instant: Instant) -> str:
+        """Where a state file of `instant` not yet on the timeline is written (layout 2 names a
+        completed one by a completion time generated now, so call it under the table lock)."""
+        return f"{self.folder}/{instant.file_name}"
+
+    def create_state_file(self, instant: Instant, data: bytes) -> str:
+        """Write a new, immutable state file of `instant`; its path. A file already there is
+        another writer's: `StorageError`, nothing overwritten."""
+        path = self.new_state_file_path(instant)
+        if not self.storage.create_if_absent(path, data):
+            raise StorageError(f"{self.storage.uri(path)}: exists already; state files are written once")
+        return path
 
     def has_state_file(self, instant: Instant) -> bool:
         return instant in self.state_files

@@ -1,8 +1,8 @@
-"""Hudi's lock providers (`client/transaction/lock`), shared with a live writer of the same table.
+"""Table locks as Hudi's lock providers (`client/transaction/lock`), shared with a live writer.
 
-`table_lock(table, operation)` is the one lock every clean and archive run takes: the provider named
-by `hoodie.write.lock.provider` when one is configured, else the interim `TableLock` of
-`hudi_assets.lock`.
+`table_lock(table, operation)` is the one lock every clean, archive and rollback run takes: the
+provider named by `hoodie.write.lock.provider` when one is configured, else hudi-assets' own
+`MaintenanceLockProvider`.
 """
 
 from hudi_assets.transaction.lock_manager import table_lock

@@ -9,9 +9,10 @@ for its lease duration it takes the item over, conditioned on that number. One `
 at most the holder's lease plus `wait`, polling every second, as `acquireLock` with Hudi's
 `additionalTimeToWaitForLock`. The lease is `hoodie.write.lock.wait_time_ms`, as in Hudi's provider.
 
-Settings: `...dynamodb.table` (created, as Hudi creates it, when absent: `...billing_mode`,
-`...read_capacity`, `...write_capacity`, `...table_creation_timeout`), `...region` (else the
-`AWS_REGION` environment variable, else us-east-1), `...endpoint_url`; credentials from
+Settings: `...dynamodb.table` (default `hudi_locks`, as since Hudi 0.14; created, as Hudi creates it,
+when absent: `...billing_mode`, `...read_capacity`, `...write_capacity`, `...table_creation_timeout`,
+2 minutes since 0.14), `...region` (else the `AWS_REGION` environment variable, else us-east-1),
+`...endpoint_url`; credentials from
 `hoodie.aws.access.key` / `hoodie.aws.secret.key` / `hoodie.aws.session.token`, else boto3's chain.
 """
 
@@ -30,8 +31,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from hudi_assets import config_options as opt
 from hudi_assets.exceptions import HudiAssetsError, InvalidConfigError
 from hudi_assets.table import HoodieTable
-from hudi_assets.transaction.heartbeat import Heartbeat, stopped
 from hudi_assets.transaction.lock_provider import LockProviderError, owner_name
+from hudi_assets.transaction.renewal import Renewal, stopped
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class DynamoDBBasedLockProvider:
         self.owner_name = f"{owner_name(operation)} {uuid.uuid4()}"  # the Java client: hostname + UUID
         self._rvn: str | None = None
         self._owner: str | None = None
-        self._heartbeat: Heartbeat | None = None
+        self._renewal: Renewal | None = None
         self._beat_lock = threading.Lock()
         self._last_beat = 0.0
 
@@ -175,7 +176,7 @@ class DynamoDBBasedLockProvider:
     def _acquired(self, rvn: str) -> bool:
         self._rvn = rvn
         self._last_beat = time.monotonic()
-        self._heartbeat = Heartbeat(f"lock heartbeat {self.lock_name}", self.lease_ms / 3000, self._beat)
+        self._renewal = Renewal(f"lock renewal {self.lock_name}", self.lease_ms / 3000, self._beat)
         return True
 
     # ------------------------------------------------------------- holding, releasing
@@ -202,14 +203,14 @@ class DynamoDBBasedLockProvider:
             return True
 
     def check_held(self) -> None:
-        lost = self._heartbeat is None or self._heartbeat.lost.is_set()
+        lost = self._renewal is None or self._renewal.lost.is_set()
         if lost or time.monotonic() - self._last_beat > self.lease_ms / 1000:
             raise HudiAssetsError(f"{self.lock_name}: lost Hudi's lock of this {self.operation} run (no "
                                   f"heartbeat within its lease); stopped before changing more")
 
     def unlock(self) -> None:
         """`releaseLock` with deleteLock: delete the item, only while it is still ours."""
-        self._heartbeat = stopped(self._heartbeat)
+        self._renewal = stopped(self._renewal)
         with self._beat_lock:
             rvn, self._rvn = self._rvn, None
             if rvn is None:
@@ -228,4 +229,4 @@ class DynamoDBBasedLockProvider:
         return self._owner
 
     def close(self) -> None:
-        self._heartbeat = stopped(self._heartbeat)
+        self._renewal = stopped(self._renewal)

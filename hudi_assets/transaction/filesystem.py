@@ -25,12 +25,12 @@ from datetime import datetime
 from pathlib import PurePosixPath
 
 from hudi_assets import config_options as opt
-from hudi_assets.exceptions import HudiAssetsError, InvalidConfigError
+from hudi_assets.exceptions import HudiAssetsError, HudiInputError, InvalidConfigError
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.timeline import METAFOLDER
-from hudi_assets.transaction.heartbeat import Heartbeat, stopped
-from hudi_assets.transaction.lock_provider import LockProviderError, owner_name
+from hudi_assets.transaction.lock_provider import LockProviderError, owner_name, read_lock_file
+from hudi_assets.transaction.renewal import Renewal, stopped
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def describe_owner(data: bytes) -> str:
     try:
         info = json.loads(data)
         return f"thread {info['lockThreadName']!r} (lock created {info['lockCreateTime']})"
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError):
         text = data.decode("utf-8", "replace").strip()
         return f"an owner that wrote {text[:200]!r}" if text else "an owner that left it empty"
 
@@ -71,8 +71,8 @@ class FileSystemBasedLockProvider:
         self.expire_seconds = expire_minutes * 60
         self._written: bytes | None = None
         self._owner: str | None = None
-        self._heartbeat: Heartbeat | None = None
-        self._io = threading.Lock()  # the heartbeat and the run never touch the file at once
+        self._renewal: Renewal | None = None
+        self._io = threading.Lock()  # the renewal and the run never touch the file at once
 
     @classmethod
     def from_config(cls, table: HoodieTable, operation: str) -> FileSystemBasedLockProvider:
@@ -101,30 +101,29 @@ class FileSystemBasedLockProvider:
         return self.expire_seconds > 0 and time.time() - mtime_ms / 1000 > self.expire_seconds
 
     def _read(self) -> bytes | None:
-        try:
-            return self.storage.read(LOCK_FILE_NAME)
-        except FileNotFoundError:
-            return None
+        return read_lock_file(self.storage, LOCK_FILE_NAME)
 
     def try_lock(self, timeout_seconds: float) -> bool:
         try:
             status = self.storage.status(LOCK_FILE_NAME)
             if status is not None:
+                held_by = self._describe(self._read())  # refuses a directory before any delete
                 if not self._expired(status.mtime_ms):
-                    self._owner = self._describe(self._read())
+                    self._owner = held_by
                     return False
-                log.warning("%s: deleting the expired lock of %s", self.lock_name,
-                            self._describe(self._read()))
+                log.warning("%s: deleting the expired lock of %s", self.lock_name, held_by)
                 self.storage.delete_many([LOCK_FILE_NAME])
             data = lock_info(owner_name(self.operation))
             if not self.storage.create_if_absent(LOCK_FILE_NAME, data):
                 self._owner = self._describe(self._read())
                 return False
+        except HudiInputError:
+            raise  # no retry mends it
         except (OSError, HudiAssetsError) as exc:
             raise LockProviderError(f"FAILED_TO_ACQUIRE lock at: {self.lock_name} ({exc})") from exc
         self._written = data
         if self.expire_seconds:
-            self._heartbeat = Heartbeat(f"lock heartbeat {self.lock_name}", self.expire_seconds / 4,
+            self._renewal = Renewal(f"lock renewal {self.lock_name}", self.expire_seconds / 4,
                                         self._renew)
         return True
 
@@ -155,7 +154,7 @@ class FileSystemBasedLockProvider:
                                       f"changing more")
 
     def unlock(self) -> None:
-        self._heartbeat = stopped(self._heartbeat)
+        self._renewal = stopped(self._renewal)
         with self._io:
             if self._written is None:
                 return
@@ -170,4 +169,4 @@ class FileSystemBasedLockProvider:
         return self._owner
 
     def close(self) -> None:
-        self._heartbeat = stopped(self._heartbeat)
+        self._renewal = stopped(self._renewal)

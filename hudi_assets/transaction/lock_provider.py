@@ -6,7 +6,8 @@ import os
 import socket
 from typing import Protocol
 
-from hudi_assets.exceptions import HudiAssetsError
+from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
+from hudi_assets.storage import Storage
 
 
 class LockProviderError(HudiAssetsError):
@@ -45,3 +46,18 @@ class LockProvider(HeldLock, Protocol):
 def owner_name(operation: str) -> str:
     """How a hudi-assets run names itself to other lock holders."""
     return f"hudi-assets {operation} pid {os.getpid()} on host {socket.gethostname()}"
+
+
+def read_lock_file(storage: Storage, rel: str) -> bytes | None:
+    """A lock file's content; None when there is none. A directory in its place is refused
+    (`CorruptFileError`, exit 2): no run could ever create the lock there, and none may delete it."""
+    try:
+        return storage.read(rel)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        status = storage.status(rel)
+        if status is not None and status.is_dir:
+            raise CorruptFileError(storage.uri(rel), "is a directory, not a lock file; remove it (no "
+                                   "run can take the table's lock while it is there)") from exc
+        raise

@@ -10,8 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, ts
-from refdata import shared_path
+from support.builders import TableBuilder, ts
+from support.refdata import shared_path
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.archive.conversion import convert_commit_metadata, to_archived_entry
@@ -29,15 +29,6 @@ CONF = ["--hoodie-conf", "hoodie.keep.min.commits=5", "--hoodie-conf", "hoodie.k
         "--hoodie-conf", "hoodie.cleaner.commits.retained=3"]
 
 
-def _table(tmp_path, n=40, cleans=12):
-    b = TableBuilder(tmp_path)
-    for i in range(n):
-        b.commit(ts(i))
-    for i in range(cleans):
-        b.clean(ts(100 + i), ts(30))
-    return b
-
-
 def _keys(table):
     active = {(i.timestamp, i.comparable_action) for i in table.reload_timeline()}
     archived = {(i.timestamp, i.comparable_action) for i in ArchivedTimeline.load(table).instants()}
@@ -45,12 +36,12 @@ def _keys(table):
 
 
 def test_archive_writes_decodes_and_deletes(tmp_path):
-    b = _table(tmp_path)
+    b = TableBuilder(tmp_path).archivable()
     (tmp_path / ".hoodie/.temp" / ts(0)).mkdir(parents=True)
     table = b.table()
     originals = {(i.timestamp, i.action, i.state): table.active_timeline.read_details(i)
                  for i in table.active_timeline.raw_instants}
-    result = HoodieTimelineArchiver(table, SMALL).archive_if_required()
+    result = HoodieTimelineArchiver(table, SMALL).archive()
     assert result.records_written == 3 * (35 + 7) and result.markers_removed == 1
     assert not (tmp_path / ".hoodie/.temp" / ts(0)).exists()
     active, archived = _keys(table)
@@ -74,7 +65,7 @@ def test_archive_writes_decodes_and_deletes(tmp_path):
         else:
             assert entry.payload == deserialize_metadata(raw, "HoodieCleanerPlan", "x")
     # a second run has nothing to do and writes no file
-    again = HoodieTimelineArchiver(b.table(), SMALL).archive_if_required()
+    again = HoodieTimelineArchiver(b.table(), SMALL).archive()
     assert again.archive_file is None
     assert len(list((tmp_path / ".hoodie/archived").iterdir())) == 1
 
@@ -99,11 +90,11 @@ def test_entries_decode_with_hudi_schema(tmp_path):
         pending = failed
     schema = fastavro.parse_schema(next(t for t in texts if t["name"] == "HoodieArchivedMetaEntry"),
                                    named_schemas=named)
-    b = _table(tmp_path)
+    b = TableBuilder(tmp_path).archivable()
     b.compaction(ts(3) + "5", state=State.COMPLETED)
     b.rollback(ts(300), ts(1))
     table = b.table()
-    HoodieTimelineArchiver(table, SMALL).archive_if_required()
+    HoodieTimelineArchiver(table, SMALL).archive()
     count = 0
     import io
     for block in read_blocks((tmp_path / ".hoodie/archived/.commits_.archive.1_1-0-1").read_bytes()):
@@ -133,7 +124,7 @@ def test_merge_small_archive_files_and_recovery(tmp_path):
     for run in range(4):
         b.commit(ts(2 * run + 1))
         b.commit(ts(2 * run + 2))
-        HoodieTimelineArchiver(b.table(), config).archive_if_required()
+        HoodieTimelineArchiver(b.table(), config).archive()
         seen.append(_archive_files(tmp_path))
     # The third run's file makes three small files: merged into version 4, candidates deleted.
     assert seen == [[".commits_.archive.1_1-0-1"],
@@ -152,17 +143,17 @@ def test_merge_small_archive_files_and_recovery(tmp_path):
     storage.write(f".hoodie/archived/{MERGE_PLAN_FILE}", serialize_metadata("HoodieMergeArchiveFilePlan", {
         "version": 1, "candidate": cands, "mergedArchiveFileName": ".commits_.archive.99_1-0-1"}))
     assert len(ArchivedTimeline.load(table).instants()) == 8  # readers tolerate the half-written file
-    HoodieTimelineArchiver(b.table(), config).archive_if_required()
+    HoodieTimelineArchiver(b.table(), config).archive()
     assert ".commits_.archive.99_1-0-1" not in _archive_files(tmp_path)
     assert not storage.exists(f".hoodie/archived/{MERGE_PLAN_FILE}")
     # unreadable plan -> deleted
     storage.write(f".hoodie/archived/{MERGE_PLAN_FILE}", b"junk")
-    HoodieTimelineArchiver(b.table(), config).archive_if_required()
+    HoodieTimelineArchiver(b.table(), config).archive()
     assert not storage.exists(f".hoodie/archived/{MERGE_PLAN_FILE}")
 
 
 def test_cli_dry_run_and_exit_codes(tmp_path, capsys):
-    _table(tmp_path)
+    TableBuilder(tmp_path).archivable()
     assert main(["archive", str(tmp_path), "--dry-run", *CONF]) == 0
     out = capsys.readouterr().out
     assert "fence oldest pending write" in out and "35 commit instants selected" in out
@@ -174,20 +165,20 @@ def test_cli_dry_run_and_exit_codes(tmp_path, capsys):
     assert main(["archive", str(tmp_path), *CONF]) == 0  # nothing to do
 
 
-@pytest.mark.parametrize("step", ["before-write", "after-write", "deleting-completed", "merge-plan-written",
-                                  "merge-file-written"])
+@pytest.mark.parametrize("step", ["ARCHIVE_BEFORE_WRITE", "ARCHIVE_AFTER_WRITE", "ARCHIVE_DELETING_COMPLETED",
+                                  "MERGE_PLAN_WRITTEN", "MERGE_FILE_WRITTEN"])
 def test_sigkill_then_next_run_completes(tmp_path, step):
-    b = _table(tmp_path)
+    b = TableBuilder(tmp_path).archivable()
     conf = [*CONF, "--hoodie-conf", "hoodie.archive.merge.enable=true",
             "--hoodie-conf", "hoodie.archive.merge.files.batch.size=2"]
-    if step.startswith("merge"):  # one earlier archive file, so the run after this one merges two
+    if step.startswith("MERGE"):  # one earlier archive file, so the run after this one merges two
         b2 = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
-        HoodieTimelineArchiver(b.table(), b2).archive_if_required()
+        HoodieTimelineArchiver(b.table(), b2).archive()
         for i in range(40, 50):
             b.commit(ts(i))
     before_active, before_archived = _keys(b.table())
     everything = before_active | before_archived
-    kill = [sys.executable, str(Path(__file__).with_name("kill_at.py")), str(tmp_path), step,
+    kill = [sys.executable, str(Path(__file__).parents[1] / "support/kill_archive.py"), str(tmp_path), step,
             *(pair for pair in conf if pair != "--hoodie-conf")]
     proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
@@ -213,7 +204,7 @@ def test_five_thousand_commits_archive_to_configured_size(tmp_path):
         (hoodie / f"{t}.commit").write_bytes(body)
     for i in range(200):
         b.clean(f"20240102{i:09d}", "20240101000004990")
-    result = HoodieTimelineArchiver(b.table(), ArchiveConfig(cleaner=CleanConfig())).archive_if_required()
+    result = HoodieTimelineArchiver(b.table(), ArchiveConfig(cleaner=CleanConfig())).archive()
     active = b.table().reload_timeline()
     assert len(active.completed_commits_timeline(False)) == 20
     assert len(active.clean_timeline()) == 20
@@ -245,7 +236,7 @@ def test_version_1_clean_plans_are_archived_upgraded_to_version_2(tmp_path):
     (b"[ ]", "commit metadata must be a JSON object"),
 ])
 def test_corrupt_commit_in_range_exits_2_and_changes_nothing(tmp_path, capsys, content, problem):
-    _table(tmp_path)
+    TableBuilder(tmp_path).archivable()
     (tmp_path / ".hoodie" / ".temp" / ts(0)).mkdir(parents=True)
     (tmp_path / ".hoodie" / f"{ts(3)}.commit").write_bytes(content)
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
@@ -258,7 +249,7 @@ def test_corrupt_commit_in_range_exits_2_and_changes_nothing(tmp_path, capsys, c
 def test_completed_files_are_deleted_in_the_selections_order(tmp_path, monkeypatch):
     """0.15 deletes the pending files, then the completed ones one by one in the order it selected
     them: the rollback group, the clean group (HashMap order of the two), then the commits."""
-    b = _table(tmp_path)
+    b = TableBuilder(tmp_path).archivable()
     for i in range(9):
         b.rollback(ts(200 + i), ts(1))
     table = b.table()
@@ -270,7 +261,7 @@ def test_completed_files_are_deleted_in_the_selections_order(tmp_path, monkeypat
         return delete_many(paths)
 
     monkeypatch.setattr(table.storage, "delete_many", recording)
-    HoodieTimelineArchiver(table, SMALL).archive_if_required()
+    HoodieTimelineArchiver(table, SMALL).archive()
     completed = [n for n in deleted if not n.endswith((".requested", ".inflight"))]
     assert deleted[len(deleted) - len(completed):] == completed  # every pending file first
     assert completed == ([f"{ts(200 + i)}.rollback" for i in range(4)]
@@ -323,7 +314,7 @@ def test_merge_stops_on_a_corrupt_block_and_keeps_every_source(tmp_path, capsys)
     for run in range(2):
         b.commit(ts(2 * run + 1))
         b.commit(ts(2 * run + 2))
-        HoodieTimelineArchiver(b.table(), config).archive_if_required()
+        HoodieTimelineArchiver(b.table(), config).archive()
     archived = tmp_path / ".hoodie/archived"
     first = archived / ".commits_.archive.1_1-0-1"
     torn_at = first.stat().st_size
@@ -331,7 +322,7 @@ def test_merge_stops_on_a_corrupt_block_and_keeps_every_source(tmp_path, capsys)
     b.commit(ts(5))
     b.commit(ts(6))
     with pytest.raises(ArchiveMergeError) as raised:
-        HoodieTimelineArchiver(b.table(), config).archive_if_required()
+        HoodieTimelineArchiver(b.table(), config).archive()
     third = b.table().storage.uri(".hoodie/archived/.commits_.archive.3_1-0-1")
     assert str(raised.value) == (
         f"archived 2 instants to {third}, deleted 6 state files; merging stopped: "
@@ -354,14 +345,14 @@ def test_entries_encoded_one_by_one_make_the_file_encoded_whole(tmp_path):
     """A run of 126 state files, each converted and encoded on its own, writes byte for byte the
     file encoded from all entries at once, and a file that cannot be converted is skipped
     (fail-on-timeline-archiving off) without taking its neighbours with it."""
-    table = _table(tmp_path).table()
+    table = TableBuilder(tmp_path).archivable().table()
     (tmp_path / ".hoodie" / f"{ts(3)}.commit").write_bytes(b"\x00garbage")
     archiver = HoodieTimelineArchiver(table, replace(SMALL, fail_on_timeline_archiving=False))
-    selection = archiver.select()
+    selection = archiver.plan()
     timeline = table.active_timeline
     here = [to_archived_entry(timeline, i) for i in selection.state_files if i.file_name != f"{ts(3)}.commit"]
     expected = encode_archive_file(here, java_schema_json("HoodieArchivedMetaEntry"), SMALL.archival_batch)
-    result = archiver.archive_if_required(selection=selection)
+    result = archiver.archive(selection=selection)
     assert result.skipped == [f"{ts(3)}.commit"] and result.records_written == len(here) == 125
     assert (tmp_path / ".hoodie/archived/.commits_.archive.1_1-0-1").read_bytes() == expected
 
@@ -395,3 +386,25 @@ def test_commit_json_converts_as_jacksons_round_trip_into_the_avro_classes(tmp_p
     b.state_file(f"{ts(2)}.commit", json.dumps(commit).encode())
     entry = to_archived_entry(b.table().active_timeline, Instant(ts(2), "commit"))
     assert entry["hoodieCommitMetadata"]["operationType"] == "UNKNOWN"
+
+
+def test_compaction_plan_copies_in_aux_go_with_their_archived_instants(tmp_path):
+    """0.14/0.15's deleteAllInstantsOlderOrEqualsInAuxMetaFolder: the instant files directly under
+    `.hoodie/.aux` up to the latest archived commit, of instants no longer active; never a subfolder,
+    a lock file, or the copy of an instant still active."""
+    b = TableBuilder(tmp_path).archivable()
+    aux = tmp_path / ".hoodie/.aux"
+    aux.mkdir(parents=True, exist_ok=True)
+    archived_copies = [f"{ts(3)}.compaction.requested", f"{ts(7)}.compaction.inflight", f"{ts(2)}.commit"]
+    kept = [f"{ts(36)}.compaction.requested",  # its instant stays active
+            "lock", f"{ts(4)}.compaction.requested.bak", f"{ts(5)}.unknownaction"]
+    for name in archived_copies + kept:
+        (aux / name).write_bytes(b"plan")
+    for folder in ("hudi-assets/discarded", ".bootstrap"):
+        (aux / folder).mkdir(parents=True)
+        (aux / folder / f"{ts(1)}.clean.requested").write_bytes(b"copy")
+    result = HoodieTimelineArchiver(b.table(), SMALL).archive()
+    assert result.aux_removed == len(archived_copies)
+    left = sorted(str(p.relative_to(aux)) for p in aux.rglob("*") if p.is_file())
+    assert left == sorted([*kept, f"hudi-assets/discarded/{ts(1)}.clean.requested",
+                           f".bootstrap/{ts(1)}.clean.requested"])

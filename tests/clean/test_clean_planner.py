@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import pickle
 from datetime import UTC, datetime
 
 import pytest
-from builders import base_file, log_file, ts
+from support.builders import base_file, log_file, ts
 
-from hudi_assets.clean import CleanConfig, CleanPlanner, clean_table, schedule_clean
-from hudi_assets.clean.planner import PartitionDecision, earliest_commit_to_retain, hours_cutoff
+from hudi_assets.clean import CleanConfig, Cleaner, CleanPlanner
+from hudi_assets.clean.plan import CleanFileInfo
+from hudi_assets.clean.planner import PartitionDecision
 from hudi_assets.config import WriteConfig
+from hudi_assets.exceptions import UnsafePlanError
 from hudi_assets.fsview import FileSystemView
+from hudi_assets.retention import earliest_commit_to_retain, hours_cutoff
 from hudi_assets.timeline.instant import State
 
 P = "2024/01/01"
@@ -237,7 +241,9 @@ def test_empty_last_clean_forces_full_and_is_deleted(builder):
     names = _cow_versions(b, 5)
     b.clean(ts(5), ts(3), empty=True)
     table = b.table()
-    plan, instant = schedule_clean(table, _config({"hoodie.cleaner.commits.retained": "2"}))
+    cleaner = Cleaner(table, _config({"hoodie.cleaner.commits.retained": "2"}))
+    plan = cleaner.plan()
+    instant = cleaner.request(plan)
     assert _files(plan) == set(names[:2])
     assert not table.storage.exists(f".hoodie/{ts(5)}.clean")
     assert table.storage.exists(f".hoodie/{ts(5)}.clean.requested")
@@ -262,7 +268,7 @@ def test_plan_with_no_file_writes_no_instant(builder):
     b = builder()
     _cow_versions(b, 2)
     table = b.table()
-    result = clean_table(table, _config({"hoodie.cleaner.commits.retained": "1"}))
+    result = Cleaner(table, _config({"hoodie.cleaner.commits.retained": "1"})).clean()
     assert result.completed == {} and result.scheduled is None
     assert not [s for s in table.storage.list(".hoodie") if "clean" in s.name]
 
@@ -335,7 +341,9 @@ def test_plan_file_holds_maps_and_lists_in_hudis_order(builder):
         b.commit(ts(i), {"q": [base_file("q", ts(i))]})
     table = b.table()
     conf = {"hoodie.cleaner.commits.retained": "2", "hoodie.cleaner.parallelism": "2"}
-    _, instant = schedule_clean(table, _config(conf))
+    cleaner = Cleaner(table, _config(conf))
+    plan = cleaner.plan()
+    instant = cleaner.request(plan)
     record = deserialize_metadata(table.storage.read(f".hoodie/{instant}.clean.requested"),
                                   "HoodieCleanerPlan", "plan")
     assert list(record["filePathsToBeDeletedPerPartition"]) == [
@@ -377,3 +385,40 @@ def test_a_decision_comes_back_from_a_worker_as_it_was_sent(decision):
     assert back == decision
     assert all(type(name) is str for name in back.files)
     assert back.file_sizes is None or all(type(size) is int for size in back.file_sizes)
+
+
+def test_empty_last_clean_and_the_pending_clean_it_becomes_go_in_one_run(builder, caplog):
+    """Hudi 0.15's TestCleaner#testCleanEmptyInstants: the schedule step deletes the empty `.clean`,
+    and the same run's execute step deletes the then-pending clean's empty inflight file (before,
+    that waited for the next run, and the log named the requested file)."""
+    b = builder()
+    for n in range(1, 4):
+        b.commit(ts(n), {P: [base_file(f"f{n}", ts(n))]})  # new file groups only: nothing to plan
+    for name in (f"{ts(4)}.clean.requested", f"{ts(4)}.clean.inflight", f"{ts(4)}.clean"):
+        b.state_file(name)
+    caplog.set_level(logging.WARNING, "hudi_assets.clean.cleaner")
+    result = Cleaner(b.table(), _config({"hoodie.cleaner.commits.retained": "1"})).clean()
+    assert result.scheduled is None and result.executed == []
+    hoodie = b.root / ".hoodie"
+    assert [p.name for p in hoodie.glob(f"{ts(4)}.clean*")] == [f"{ts(4)}.clean.requested"]
+    [line] = caplog.messages
+    assert line.startswith("empty clean state file")
+    assert line.endswith(f"{hoodie}/{ts(4)}.clean.inflight: deleted")
+
+
+def test_refused_new_plan_leaves_the_empty_last_clean_in_place(builder):
+    """The empty last clean is deleted only once the new plan passed validation: a refusal comes
+    before the first delete."""
+    b = builder()
+    names = _cow_versions(b, 5)
+    b.clean(ts(5), ts(3), empty=True)
+    table = b.table()
+    config = _config({"hoodie.cleaner.commits.retained": "2"})
+    cleaner = Cleaner(table, config)
+    plan = cleaner.plan()
+    plan.file_paths_to_delete[P].append(CleanFileInfo(table.storage.uri(f"{P}/{names[-1]}")))  # latest
+    with pytest.raises(UnsafePlanError):
+        cleaner.request(plan)
+    assert table.storage.exists(f".hoodie/{ts(5)}.clean")
+    assert cleaner.request(cleaner.plan())
+    assert not table.storage.exists(f".hoodie/{ts(5)}.clean")

@@ -12,13 +12,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
-from builders import base_file, pending_clean, ts
-from hudi import HudiReadOptions, HudiTable
+from support.builders import base_file, pending_clean, ts
+from support.failed_tables import read_rows
 
 from hudi_assets.avro import serialize_metadata
-from hudi_assets.clean import CleanConfig, CleanPlanner, validate_pending
+from hudi_assets.clean import CleanConfig, Cleaner, CleanPlanner
 from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
@@ -211,13 +210,6 @@ def _listing(root: Path) -> dict[str, int]:
     return found
 
 
-def _rows(path: str, as_of: str | None = None) -> list[str]:
-    options = HudiReadOptions().with_as_of_timestamp(as_of) if as_of else None
-    batches = HudiTable(path).read(options) if options else HudiTable(path).read()
-    return sorted(r["_hoodie_record_key"] + r["_hoodie_commit_time"]
-                  for r in pa.Table.from_batches(batches).to_pylist())
-
-
 @pytest.mark.parametrize("name", list(CASES))
 def test_hostile_plan_is_refused_whole_and_nothing_is_deleted(tmp_path, capsys, name):
     mutate, problem, table_type, *retained = CASES[name]
@@ -234,7 +226,7 @@ def test_hostile_plan_is_refused_whole_and_nothing_is_deleted(tmp_path, capsys, 
     offending = mutate(case)
     requested = pending_clean(table, plan)
     t = requested.timestamp
-    latest, as_of_savepoint = _rows(str(base)), _rows(str(base), demo.savepoint)
+    latest, as_of_savepoint = read_rows(str(base)), read_rows(str(base), demo.savepoint)
     before = _listing(tmp_path)
 
     args = ["clean", str(base), "--engine", "local"] + [f"--hoodie-conf={k}={v}" for k, v in conf.items()]
@@ -243,9 +235,9 @@ def test_hostile_plan_is_refused_whole_and_nothing_is_deleted(tmp_path, capsys, 
     assert requested.file_name in err and offending.rpartition("/")[2] in err and problem in err, err
     assert f"--discard-pending {t}" in err
     assert _listing(tmp_path) == before
-    assert _rows(str(base)) == latest and _rows(str(base), demo.savepoint) == as_of_savepoint
+    assert read_rows(str(base)) == latest and read_rows(str(base), demo.savepoint) == as_of_savepoint
     # The library (and so the Dagster check) gives the same first verdict.
-    report = validate_pending(HoodieTable(str(base)), config)
+    report = Cleaner(HoodieTable(str(base)), config).validate()
     first = report.violations[0]
     assert first.plan_file in err and first.path in err and first.problem in err
 
@@ -259,12 +251,12 @@ def test_legitimate_plan_of_the_same_table_passes_and_runs(tmp_path):
     config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None, RETAIN))
     plan = CleanPlanner(table, config).plan()
     t = pending_clean(table, plan).timestamp
-    report = validate_pending(HoodieTable(str(base)), config)
+    report = Cleaner(HoodieTable(str(base)), config).validate()
     assert report.safe and sum(len(v) for v in report.plans[0].files.values()) == plan.total_files
-    latest, as_of_savepoint = _rows(str(base)), _rows(str(base), demo.savepoint)
+    latest, as_of_savepoint = read_rows(str(base)), read_rows(str(base), demo.savepoint)
     args = ["clean", str(base), "--engine", "local"] + [f"--hoodie-conf={k}={v}" for k, v in RETAIN.items()]
     assert main(args) == 0
-    assert _rows(str(base)) == latest and _rows(str(base), demo.savepoint) == as_of_savepoint
+    assert read_rows(str(base)) == latest and read_rows(str(base), demo.savepoint) == as_of_savepoint
     assert (base / ".hoodie" / f"{t}.clean").exists()
 
 
@@ -294,7 +286,7 @@ def test_discard_pending_keeps_a_copy_and_unblocks_cleaning(tmp_path, capsys):
 def test_non_partitioned_table_emptied_by_a_replacecommit_completes(builder):
     """The plan marks "" for deletion; Hudi skips partition deletion on non-partitioned tables and
     completes the clean, and so do we (before, the clean stayed pending forever)."""
-    from hudi_assets.clean import clean_table
+    from hudi_assets.clean import Cleaner
 
     b = builder(partitioned=False)
     t1, t2, t3 = ts(1), ts(2), ts(3)
@@ -303,7 +295,7 @@ def test_non_partitioned_table_emptied_by_a_replacecommit_completes(builder):
     b.commit(t3, {})
     table = b.table()
     retain_one = {"hoodie.cleaner.commits.retained": "1"}
-    result = clean_table(table, CleanConfig.from_write_config(WriteConfig.load({}, None, retain_one)))
+    result = Cleaner(table, CleanConfig.from_write_config(WriteConfig.load({}, None, retain_one))).clean()
     assert result.plan.partitions_to_delete == [""] and result.files_deleted == 1
     assert list(result.completed) == [result.scheduled]
     assert table.storage.exists(".hoodie_partition_metadata") and table.storage.exists(".hoodie")
@@ -311,13 +303,13 @@ def test_non_partitioned_table_emptied_by_a_replacecommit_completes(builder):
 
 def test_clean_is_refused_and_changes_nothing_while_another_run_holds_the_lock(tmp_path, capsys):
     """The table lock (the one `archive` takes) keeps a clean out: exit 1 naming the owner."""
-    from hudi_assets.lock import TableLock
+    from support.lock_tables import hold_maintenance_lock
 
     base = tmp_path / "t"
     generate_table(Storage(str(base)), "COPY_ON_WRITE", name="t", partitions=PARTITIONS, commits=12, seed=5)
     before = _listing(tmp_path)
     args = ["clean", str(base), "--engine", "local", "--hoodie-conf=hoodie.cleaner.commits.retained=3"]
-    with TableLock.acquire(HoodieTable(str(base)), "archive"):
+    with hold_maintenance_lock(HoodieTable(str(base)), "archive"):
         held = _listing(tmp_path)
         assert main(args) == 1
         assert main(["clean", str(base), "--discard-pending", "20240101000000000"]) == 1
@@ -326,3 +318,26 @@ def test_clean_is_refused_and_changes_nothing_while_another_run_holds_the_lock(t
     assert "busy" in err and "archive" in err and str(os.getpid()) in err
     assert main(args) == 0 and _listing(tmp_path) != before
     assert not (base / ".hoodie/.aux/hudi-assets.lock").exists()
+
+
+def test_lazy_rollback_waits_while_a_pending_plan_is_refused(builder, capsys):
+    """Under LAZY the failed writes are rolled back before the pending cleans run; an unsafe pending
+    plan is refused before that rollback deletes anything, as the dry run refuses it (before, the
+    failed write was rolled back and only then the plan refused)."""
+    from hudi_assets.timeline.instant import Instant, State
+
+    b = builder()
+    p = "2024/01/01"
+    for n in range(1, 4):
+        b.commit(ts(n), {p: [base_file("f1", ts(n))]})
+    b.commit(ts(4), {p: [base_file("f2", ts(4))]}, state=State.INFLIGHT)  # a failed write
+    table = b.table()
+    latest = CleanFileInfo(table.storage.uri(f"{p}/{base_file('f1', ts(3))}"))
+    plan = CleanerPlan(Instant(ts(3), "commit"), ts(3), "KEEP_LATEST_COMMITS", {p: [latest]})
+    pending_clean(table, plan)
+    before = sorted(str(f.relative_to(b.root)) for f in b.root.rglob("*") if f.is_file())
+    lazy = ["--hoodie-conf", "hoodie.cleaner.policy.failed.writes=LAZY"]
+    for extra in (["--dry-run"], ["--engine", "local"]):
+        assert main(["clean", str(b.root), *lazy, *extra]) == 2
+        assert "unsafe" in capsys.readouterr().err
+        assert sorted(str(f.relative_to(b.root)) for f in b.root.rglob("*") if f.is_file()) == before

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import dagster as dg
 import pytest
 
+from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.workflow import schedule_clean
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo import generate_table
 from hudi_assets.orchestration.definitions import build_definitions
@@ -69,7 +69,8 @@ def test_due_tables_are_requested_once_per_timeline_and_settings(lake):
         table = HoodieTable(str(lake / "mor"))
         config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, overrides={
             "hoodie.cleaner.commits.retained": "2"}))
-        assert schedule_clean(table, config)[1] is not None
+        cleaner = Cleaner(table, config)
+        assert cleaner.request(cleaner.plan()) is not None
         assert _tick(registry, instance, first.cursor).run_requests == []
 
         # Lowering a retention setting is noticed.
@@ -78,6 +79,21 @@ def test_due_tables_are_requested_once_per_timeline_and_settings(lake):
             "hoodie.keep.max.commits": "4"},
                                     table_hoodie_conf={"mor": {"hoodie.clean.max.commits": "3"}})
         assert _requested(_tick(lowered, instance, first.cursor)) == [("cow", "archive"), ("mor", "clean")]
+
+
+def test_run_keys_stay_unique_when_settings_come_back(lake):
+    """Settings back to a combination already seen, same latest commit: a new request, a new run key
+    (Dagster silently drops a request whose run key it has seen)."""
+    due = {"mor": {"hoodie.clean.max.commits": "3"}}
+    first_settings = HudiTableRegistry(roots=[str(lake)], hoodie_conf=QUIET, table_hoodie_conf=due)
+    other_settings = HudiTableRegistry(roots=[str(lake)], table_hoodie_conf=due,
+                                       hoodie_conf={**QUIET, "hoodie.cleaner.commits.retained": "5"})
+    with dg.instance_for_test() as instance:
+        first = _tick(first_settings, instance)
+        second = _tick(other_settings, instance, first.cursor)
+        third = _tick(first_settings, instance, second.cursor)
+    keys = [tick.run_requests[0].run_key for tick in (first, second, third)]
+    assert len(set(keys)) == 3, keys
 
 
 def test_a_table_with_a_run_in_progress_is_left_alone(lake):

@@ -8,8 +8,9 @@ import time
 import boto3
 import pytest
 from moto.server import ThreadedMotoServer
-from transaction.lock_tables import open_table, tree
+from support.lock_tables import open_table, tree
 
+from hudi_assets import config_options as opt
 from hudi_assets.exceptions import HudiAssetsError, TableBusyError
 from hudi_assets.transaction import table_lock
 from hudi_assets.transaction.dynamodb import DynamoDBBasedLockProvider
@@ -111,3 +112,15 @@ def test_a_lock_taken_over_meanwhile_is_reported_lost_and_left_alone(base, conf,
         with pytest.raises(HudiAssetsError, match="lost Hudi's lock"):
             held.check_held()
     assert _item(ddb, conf)["ownerName"] == {"S": "writer"}
+
+
+def test_the_lock_table_and_its_creation_timeout_default_as_in_hudi_0_14(base, conf, ddb):
+    """HUDI-5782 (0.14.0): `hoodie.write.lock.dynamodb.table` defaults to `hudi_locks` and the table
+    creation timeout to 2 minutes (it was 10)."""
+    del conf["hoodie.write.lock.dynamodb.table"]
+    table = open_table(base, **conf)
+    assert table.write_config.get(opt.DYNAMODB_LOCK_TABLE_CREATION_TIMEOUT) == 120_000
+    with table_lock(table, "clean") as held:
+        assert held.lock_name == "DynamoDB lock hudi_locks[key=t]"
+        assert ddb.get_item(TableName="hudi_locks", Key=KEY, ConsistentRead=True)["Item"]["ownerName"]
+    assert "Item" not in ddb.get_item(TableName="hudi_locks", Key=KEY, ConsistentRead=True)

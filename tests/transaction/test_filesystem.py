@@ -4,18 +4,26 @@ lock manager's retries around it."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import time
 
 import pytest
-from transaction.lock_tables import FAST_RETRIES, open_table, tree
+from support.builders import TableBuilder, ts
+from support.lock_tables import FAST_RETRIES, open_table, tree
 
+from hudi_assets import config_options as opt
+from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
+from hudi_assets.clean.cleaner import Cleaner
+from hudi_assets.clean.config import CleanConfig
 from hudi_assets.cli import main
-from hudi_assets.exceptions import HudiAssetsError, InvalidConfigError, TableBusyError
+from hudi_assets.exceptions import CorruptFileError, HudiAssetsError, InvalidConfigError, TableBusyError
+from hudi_assets.rollback import Rollbacker
+from hudi_assets.table import HoodieTable
 from hudi_assets.transaction import table_lock
 from hudi_assets.transaction.filesystem import FileSystemBasedLockProvider, lock_info
-from hudi_assets.transaction.lock_manager import FILESYSTEM_PROVIDER, LockRetries, acquire
+from hudi_assets.transaction.lock_manager import FILESYSTEM_PROVIDER, ONE_TRY, LockRetries, acquire
 
 FS = {"hoodie.write.lock.provider": FILESYSTEM_PROVIDER}
 # What a Java writer's FileSystemBasedLockProvider leaves: LockInfo through Jackson's pretty printer.
@@ -150,8 +158,34 @@ def test_retries_as_hudis_lock_manager(base):
     assert sleeps == [0.25] * 4
 
 
+def test_each_failed_try_logs_how_long_the_remaining_tries_take(base, caplog):
+    (base / ".hoodie" / "lock").write_bytes(JAVA_LOCK_INFO)
+    provider = FileSystemBasedLockProvider.from_config(open_table(base, **FS), "clean")
+    with caplog.at_level(logging.INFO, logger="hudi_assets.transaction.lock_manager"), \
+            pytest.raises(TableBusyError, match="gave up after 51 tries"):
+        acquire(provider, LockRetries(), lambda _seconds: None)  # Hudi's defaults, without the sleeping
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 50 and "held by thread 'pool-7-thread-1'" in lines[0]
+    assert "(1 of 51 tries); retrying 50 more time(s) 5s apart, about 4m1" in lines[0]
+    assert "(50 of 51 tries); retrying 1 more time(s) 5s apart, about 5.0s more" in lines[-1]
+
+
 def test_defaults_are_hudis():
     assert LockRetries() == LockRetries(60_000, 50, 5_000)
+
+
+def test_an_unset_config_retries_as_hudi_0_15s_lock_manager(base):
+    """HoodieLockConfig (hudi-client-common, org.apache.hudi.config): `client.num_retries` 50 since
+    0.13.0 (HUDI-5391; 0.11's HUDI-3938 had raised it from 0 to 10), `client.wait_time_ms_between_retry`
+    5000 (HUDI-5623, 0.13.0), `wait_time_ms` 60000; unchanged through 0.15 and 1.x."""
+    config = HoodieTable(str(base), hoodie_conf=FS).write_config
+    assert LockRetries.from_config(config) == LockRetries(60_000, 50, 5_000)
+    assert config.get(opt.LOCK_ACQUIRE_NUM_RETRIES) == 15  # LockConfiguration, the providers' own retries
+    assert config.get(opt.LOCK_ACQUIRE_RETRY_MAX_WAIT_TIME_MS) == 16_000  # HUDI-5782, 0.14.0
+
+
+def test_without_a_provider_our_own_lock_is_tried_once(base):
+    assert LockRetries.from_config(HoodieTable(str(base)).write_config) == ONE_TRY
 
 
 def _cli_clean(base, *conf: str) -> int:
@@ -209,3 +243,62 @@ def test_cli_rollback_waits_for_hudis_lock_like_clean(demo_base, capsys):
     (demo_base / ".hoodie" / "lock").unlink()
     assert main(["rollback", str(demo_base), failed, *[a for c in conf for a in ("--hoodie-conf", c)]]) == 0
     assert not list((demo_base / ".hoodie").glob(f"{failed}.*")) and not (demo_base / ".hoodie/lock").exists()
+
+
+def test_a_directory_at_the_lock_path_is_refused_at_once_naming_it(base):
+    (base / ".hoodie" / "lock").mkdir()
+    before = tree(base)
+    with pytest.raises(CorruptFileError, match=r"\.hoodie/lock: is a directory, not a lock file"), \
+            table_lock(open_table(base, **FS, **{"hoodie.write.lock.filesystem.expire": "1"}), "clean"):
+        pytest.fail("entered the block")
+    assert tree(base) == before
+
+
+def test_a_java_writer_that_deleted_our_lock_stops_the_clean_before_any_delete(demo_base):
+    """Hudi's FileSystemBasedLockProvider deletes the lock file on unlock/close without checking whose it
+    is, so a Java writer that gave up may remove ours: the clean checks it still holds the lock before
+    deleting anything."""
+    table = open_table(demo_base, **FS, **{"hoodie.cleaner.commits.retained": "3"})
+    data_files = {p for p in demo_base.rglob("*.parquet")}
+    with table_lock(table, "clean"):
+        (demo_base / ".hoodie" / "lock").unlink()  # what the Java provider's unlock does to any lock file
+        with pytest.raises(HudiAssetsError, match=r"lost Hudi's lock of this clean run"):
+            Cleaner(table, CleanConfig.from_write_config(table.write_config)).clean()
+    assert {p for p in demo_base.rglob("*.parquet")} == data_files
+    assert not (demo_base / ".hoodie" / "lock").exists()
+
+
+def test_a_java_writer_that_deleted_our_lock_stops_the_archive_before_it_deletes_state_files(tmp_path):
+    b = TableBuilder(tmp_path)
+    for i in range(20):
+        b.commit(ts(i))
+    table = open_table(tmp_path, **FS)
+    config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
+    timeline = sorted(p.name for p in (tmp_path / ".hoodie").iterdir() if p.is_file() and p.name != "lock")
+    with table_lock(table, "archive"):
+        (tmp_path / ".hoodie" / "lock").unlink()  # what the Java provider's unlock does to any lock file
+        with pytest.raises(HudiAssetsError, match=r"lost Hudi's lock of this archive run"):
+            HoodieTimelineArchiver(table, config).archive()
+    assert sorted(p.name for p in (tmp_path / ".hoodie").iterdir() if p.is_file()) == timeline
+
+
+def test_a_lock_file_nested_too_deep_for_json_is_reported_as_text(base):
+    (base / ".hoodie" / "lock").write_bytes(b"[" * 100_000)
+    with pytest.raises(TableBusyError, match=r"an owner that wrote '\[\[\["), \
+            table_lock(open_table(base, **FS), "clean"):
+        pass
+
+
+def test_a_java_writer_that_deleted_our_lock_stops_the_rollback_before_it_deletes(demo_base):
+    """The rollback checks it still holds the lock before deleting the failed write's files and
+    before removing the write from the timeline, as the clean and the archive do."""
+    failed = sorted(p.name for p in (demo_base / ".hoodie").glob("*.inflight"))[-1].split(".")[0]
+    table = open_table(demo_base, **FS)
+    data_files = {p for p in demo_base.rglob("*") if p.is_file() and ".hoodie" not in p.parts}
+    failed_state = sorted(p.name for p in (demo_base / ".hoodie").glob(f"{failed}.*"))
+    with table_lock(table, "rollback"):
+        (demo_base / ".hoodie" / "lock").unlink()  # what the Java provider's unlock does to any lock file
+        with pytest.raises(HudiAssetsError, match=r"lost Hudi's lock"):
+            Rollbacker(table).rollback(failed, force=True)
+    assert {p for p in demo_base.rglob("*") if p.is_file() and ".hoodie" not in p.parts} == data_files
+    assert sorted(p.name for p in (demo_base / ".hoodie").glob(f"{failed}.*")) == failed_state

@@ -13,7 +13,7 @@ log = logging.getLogger("hudi_assets.archive")
 
 
 def add_parser(subparsers) -> None:
-    from hudi_assets.cli import add_strict_argument, add_table_arguments
+    from hudi_assets.cli.main import add_strict_argument, add_table_arguments
 
     parser = subparsers.add_parser(
         "archive", help="archive old instants of the active timeline (Hudi 0.15 rules)",
@@ -43,22 +43,22 @@ def _describe(selection: ArchiveSelection) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli import check_settings, open_table
+    from hudi_assets.cli.main import check_settings, open_table
 
     table = open_table(args)
     check_settings(table, args.strict)
     archiver = HoodieTimelineArchiver.for_table(table)
     if args.dry_run:
-        _describe(archiver.select())
+        _describe(archiver.dry_run().selection)
         return 0
-    result = archiver.archive_if_required()
+    result = archiver.archive()
     _describe(result.selection)
     if result.merge_recovery:
         print(f"merge recovery: {result.merge_recovery}")
     if result.archive_file:
         print(f"archived {result.records_written} entries to {table.storage.uri(result.archive_file)}; "
-              f"deleted {result.deleted} state files, {result.markers_removed} marker directories "
-              f"in {result.seconds:.2f}s")
+              f"deleted {result.deleted} state files, {result.markers_removed} marker directories, "
+              f"{result.aux_removed} plan copies in .hoodie/.aux in {result.seconds:.2f}s")
     if result.skipped:
         print(f"skipped {len(result.skipped)} unconvertible state files: {', '.join(result.skipped)}")
     if result.merged_file:

@@ -1,4 +1,5 @@
-"""The table maintenance lock: exclusion, owner report, expiry, dead owners, renewal, takeover race, S3."""
+"""hudi-assets' own table lock (`MaintenanceLockProvider`): exclusion, owner report, expiry, dead owners,
+renewal, takeover race, S3, re-entrancy per context."""
 
 from __future__ import annotations
 
@@ -15,14 +16,21 @@ from pathlib import Path
 
 import pyarrow.fs as pafs
 import pytest
-from builders import TableBuilder, ts
-from s3_server import moto_s3
+from support.builders import TableBuilder, ts
+from support.s3_server import moto_s3
 
-from hudi_assets.exceptions import HudiAssetsError, TableBusyError
-from hudi_assets.lock import LOCK_FILE, LockOwner, TableLock, _pid_namespace
+from hudi_assets.exceptions import CorruptFileError, HudiAssetsError, TableBusyError
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import write_table_config
+from hudi_assets.transaction import table_lock
+from hudi_assets.transaction.lock_manager import ONE_TRY, LockRetries, holding
+from hudi_assets.transaction.maintenance_lock import (
+    LOCK_FILE,
+    LockOwner,
+    MaintenanceLockProvider,
+    pid_namespace,
+)
 
 
 @pytest.fixture
@@ -33,9 +41,14 @@ def table(tmp_path):
     return b.table()
 
 
+def _hold(table: HoodieTable, operation: str, retries: LockRetries = ONE_TRY, **kw):
+    """Hold the lock as `table_lock` does, with the provider's timings in `kw`, not re-entrant."""
+    return holding(MaintenanceLockProvider(table.storage, operation, **kw), retries)
+
+
 def _take(table: HoodieTable, operation: str = "archive", **kw) -> None:
     """Acquire and release at once (or raise)."""
-    with TableLock.acquire(table, operation=operation, **kw):
+    with _hold(table, operation, **kw):
         pass
 
 
@@ -55,10 +68,10 @@ def _owner(**changes) -> LockOwner:
 
 
 def test_acquire_writes_owner_and_release_deletes(table, tmp_path):
-    with TableLock.acquire(table, operation="archive") as lock:
+    with _hold(table, "archive") as lock:
         written = json.loads((tmp_path / LOCK_FILE).read_text())
         assert written["host"] == socket.gethostname() and written["pid"] == os.getpid()
-        assert written["operation"] == "archive" and written["token"] == lock.owner.token
+        assert written["operation"] == "archive" and written["token"] == lock.ours.token
         assert written["acquired"] < written["expires"]
         lock.check_held()
     assert not (tmp_path / LOCK_FILE).exists()
@@ -66,7 +79,7 @@ def test_acquire_writes_owner_and_release_deletes(table, tmp_path):
 
 
 def test_second_acquirer_is_refused_naming_the_owner_and_changes_nothing(table, tmp_path):
-    with TableLock.acquire(table, operation="clean"):
+    with _hold(table, "clean"):
         before = _tree(tmp_path)
         with pytest.raises(TableBusyError) as busy:
             _take(table)
@@ -81,7 +94,7 @@ def test_wait_gets_the_lock_once_the_holder_releases(table):
     held = threading.Event()
 
     def hold() -> None:
-        with TableLock.acquire(table, operation="clean"):
+        with _hold(table, "clean"):
             held.set()
             time.sleep(0.3)
 
@@ -89,13 +102,13 @@ def test_wait_gets_the_lock_once_the_holder_releases(table):
     holder.start()
     assert held.wait(10)
     started = time.monotonic()
-    with TableLock.acquire(table, operation="archive", wait_seconds=10, retry_interval_seconds=0.05):
+    with _hold(table, "archive", LockRetries(0, 200, 50)):
         assert 0.1 < time.monotonic() - started < 5
     holder.join()
 
 
 def test_released_when_the_block_raises(table, tmp_path):
-    with pytest.raises(RuntimeError, match="boom"), TableLock.acquire(table, operation="archive"):
+    with pytest.raises(RuntimeError, match="boom"), _hold(table, "archive"):
         raise RuntimeError("boom")
     assert not (tmp_path / LOCK_FILE).exists()
     _take(table)
@@ -104,8 +117,8 @@ def test_released_when_the_block_raises(table, tmp_path):
 def test_expired_lock_is_taken_over(table, tmp_path):
     stale = _owner(expires=time.time() - 1)
     _write_lock(tmp_path, stale)
-    with TableLock.acquire(table, operation="archive") as lock:
-        assert LockOwner.decode((tmp_path / LOCK_FILE).read_bytes()).token == lock.owner.token != stale.token
+    with _hold(table, "archive") as lock:
+        assert LockOwner.decode((tmp_path / LOCK_FILE).read_bytes()).token == lock.ours.token != stale.token
     assert sorted(p.name for p in (tmp_path / ".hoodie/.aux").iterdir()) == []
 
 
@@ -122,10 +135,10 @@ def _dead_pid() -> int:
 
 
 def test_lock_of_a_dead_process_on_this_host_is_taken_over(table, tmp_path):
-    dead = _owner(host=socket.gethostname(), pid=_dead_pid(), pid_namespace=_pid_namespace())
+    dead = _owner(host=socket.gethostname(), pid=_dead_pid(), pid_namespace=pid_namespace())
     _write_lock(tmp_path, dead)
-    with TableLock.acquire(table, operation="archive") as lock:
-        assert LockOwner.decode((tmp_path / LOCK_FILE).read_bytes()).token == lock.owner.token
+    with _hold(table, "archive") as lock:
+        assert LockOwner.decode((tmp_path / LOCK_FILE).read_bytes()).token == lock.ours.token
 
 
 def test_unreadable_lock_blocks_until_its_mtime_plus_expiry(table, tmp_path):
@@ -135,14 +148,13 @@ def test_unreadable_lock_blocks_until_its_mtime_plus_expiry(table, tmp_path):
         _take(table)
     old = time.time() - 600
     os.utime(path, (old, old))
-    with TableLock.acquire(table, operation="archive") as lock:
-        assert LockOwner.decode(path.read_bytes()).token == lock.owner.token
+    with _hold(table, "archive") as lock:
+        assert LockOwner.decode(path.read_bytes()).token == lock.ours.token
 
 
 def test_renewal_keeps_a_long_holder_past_the_initial_expiry(table, tmp_path):
-    with TableLock.acquire(table, operation="archive", expiry_seconds=1.0,
-                           renew_interval_seconds=0.2) as lock:
-        first_expiry = lock.owner.expires
+    with _hold(table, "archive", expiry_seconds=1.0, renew_interval_seconds=0.2) as lock:
+        first_expiry = lock.ours.expires
         time.sleep(2.0)
         lock.check_held()
         assert LockOwner.decode((tmp_path / LOCK_FILE).read_bytes()).expires > first_expiry + 1.0
@@ -153,7 +165,7 @@ def test_renewal_keeps_a_long_holder_past_the_initial_expiry(table, tmp_path):
 
 def test_a_holder_that_lost_its_lock_stops_and_leaves_the_new_owners_lock(table, tmp_path):
     other = _owner()
-    with TableLock.acquire(table, operation="archive") as lock:
+    with _hold(table, "archive") as lock:
         _write_lock(tmp_path, other)  # as if it had expired and been taken over
         with pytest.raises(HudiAssetsError, match="lost the maintenance lock"):
             lock.check_held()
@@ -163,8 +175,8 @@ def test_a_holder_that_lost_its_lock_stops_and_leaves_the_new_owners_lock(table,
 def test_a_run_that_read_the_stale_lock_before_the_takeover_leaves_the_new_lock(table, tmp_path):
     stale = _owner(expires=time.time() - 1)
     _write_lock(tmp_path, stale)
-    late = TableLock(table.storage, "clean", 300, 60)  # read `stale`, then was descheduled
-    with TableLock.acquire(table, operation="archive") as winner:
+    late = MaintenanceLockProvider(table.storage, "clean", 300, 60)  # read `stale`, then was descheduled
+    with _hold(table, "archive") as winner:
         assert not late._take_over(stale)
         winner.check_held()
     assert [p.name for p in (tmp_path / ".hoodie/.aux").iterdir()] == []
@@ -179,8 +191,8 @@ def test_a_fresh_takeover_claim_blocks_and_an_abandoned_one_does_not(table, tmp_
         _take(table)
     old = time.time() - 600  # its claimant crashed long ago
     os.utime(claim, (old, old))
-    with TableLock.acquire(table, operation="archive") as lock:
-        assert LockOwner.decode((tmp_path / LOCK_FILE).read_bytes()).token == lock.owner.token
+    with _hold(table, "archive") as lock:
+        assert LockOwner.decode((tmp_path / LOCK_FILE).read_bytes()).token == lock.ours.token
     assert [p.name for p in (tmp_path / ".hoodie/.aux").iterdir()] == []
 
 
@@ -188,15 +200,15 @@ CONTENDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     from hudi_assets.exceptions import TableBusyError
-    from hudi_assets.lock import TableLock
     from hudi_assets.table import HoodieTable
+    from hudi_assets.transaction import table_lock
 
     table, start, done = HoodieTable(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     print("ready", flush=True)
     while not start.exists():
         time.sleep(0.0005)
     try:
-        with TableLock.acquire(table, operation="archive"):
+        with table_lock(table, "archive"):
             print("won", flush=True)
             while not done.exists():
                 time.sleep(0.01)
@@ -209,7 +221,7 @@ CONTENDER = textwrap.dedent("""
 def test_takeover_race_has_exactly_one_winner(table, tmp_path, stale_by):
     for round_ in range(4):
         stale = (_owner(expires=time.time() - 1) if stale_by == "expiry" else
-                 _owner(host=socket.gethostname(), pid=_dead_pid(), pid_namespace=_pid_namespace()))
+                 _owner(host=socket.gethostname(), pid=_dead_pid(), pid_namespace=pid_namespace()))
         _write_lock(tmp_path, stale)
         start, done = tmp_path / f"start-{round_}", tmp_path / f"done-{round_}"
         procs = [subprocess.Popen([sys.executable, "-c", CONTENDER, str(tmp_path), str(start), str(done)],
@@ -235,9 +247,9 @@ def test_on_s3_the_lock_is_written_and_released_with_a_warning(caplog):
         write_table_config(storage, {"hoodie.table.name": "t", "hoodie.table.type": "COPY_ON_WRITE",
                                      "hoodie.table.version": "6"})
         table = HoodieTable(storage)
-        with (caplog.at_level(logging.WARNING, logger="hudi_assets.lock"),
-              TableLock.acquire(table, operation="clean") as lock):
-            assert LockOwner.decode(storage.read(LOCK_FILE)).token == lock.owner.token
+        with (caplog.at_level(logging.WARNING, logger="hudi_assets.transaction.maintenance_lock"),
+              _hold(table, "clean") as lock):
+            assert LockOwner.decode(storage.read(LOCK_FILE)).token == lock.ours.token
             lock.check_held()
             with pytest.raises(TableBusyError, match="clean by pid"):
                 _take(table)
@@ -245,3 +257,60 @@ def test_on_s3_the_lock_is_written_and_released_with_a_warning(caplog):
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("s3://locks/tables/t/.hoodie/.aux/hudi-assets.lock" in w and "cannot keep" in w
                for w in warnings), warnings
+
+
+def test_two_threads_on_one_table_exclude_each_other(table):
+    """Re-entrancy is per context: a thread does not inherit another thread's lock."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with table_lock(table, "clean"):
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        with pytest.raises(TableBusyError, match=f"clean by pid {os.getpid()}"), table_lock(table, "archive"):
+            pytest.fail("a second thread entered the block while the first held the lock")
+    finally:
+        release.set()
+        holder.join()
+    with table_lock(table, "archive") as outer, table_lock(table, "clean") as inner:
+        assert inner is outer  # within one context a nested step reuses its caller's lock
+
+
+def _cli_clean(tmp_path: Path) -> int:
+    from hudi_assets.cli import main
+
+    return main(["clean", str(tmp_path), "--engine", "local"])
+
+
+def test_a_lock_file_with_an_impossible_pid_is_unreadable_not_a_traceback(table, tmp_path, capsys):
+    owner = json.loads(_owner().encode())
+    (tmp_path / LOCK_FILE).write_text(json.dumps(owner).replace('"pid": 4242', '"pid": 1e400'))
+    before = _tree(tmp_path)
+    with pytest.raises(TableBusyError, match=r"unreadable lock file: not a hudi-assets lock file \(pid inf"):
+        _take(table)
+    assert _cli_clean(tmp_path) == 1
+    err = capsys.readouterr().err
+    assert LOCK_FILE in err and "pid inf is not a process id" in err and "Traceback" not in err
+    assert _tree(tmp_path) == before
+
+
+def test_a_directory_at_the_lock_path_is_refused_naming_it(table, tmp_path, capsys):
+    (tmp_path / LOCK_FILE).mkdir()
+    before = _tree(tmp_path)
+    with pytest.raises(CorruptFileError, match=f"{LOCK_FILE}: is a directory, not a lock file"):
+        _take(table)
+    assert _cli_clean(tmp_path) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / LOCK_FILE}: is a directory" in err and "Errno" not in err
+    assert _tree(tmp_path) == before
+
+
+def test_a_lock_file_nested_too_deep_for_json_is_unreadable_not_a_traceback(table, tmp_path):
+    (tmp_path / LOCK_FILE).write_bytes(b"[" * 100_000)
+    with pytest.raises(TableBusyError, match="unreadable lock file: not a hudi-assets lock file"):
+        _take(table)

@@ -19,7 +19,7 @@ from hudi_assets.metadata.validate import validate_files
 
 
 def add_parser(subparsers) -> None:
-    from hudi_assets.cli import add_table_arguments
+    from hudi_assets.cli.main import add_table_arguments
 
     parser = subparsers.add_parser(
         "metadata", help="show a table's metadata table (read-only; table versions 6, 8, 9)")
@@ -31,9 +31,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli import _storage_options
+    from hudi_assets.cli.main import parse_storage_options
 
-    metadata = MetadataTable(args.path, _storage_options(args.storage_option))
+    metadata = MetadataTable(args.path, parse_storage_options(args.storage_option))
     if args.validate:
         return _report_validation(metadata, args.json)
     view = describe(metadata)

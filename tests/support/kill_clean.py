@@ -1,0 +1,37 @@
+"""Run one clean that kills itself (SIGKILL) at a given step: the crash tests' injected fault.
+
+Usage: python kill_clean.py BASE_PATH STEP[:N] RETAINED, where STEP names a `listener.Step` and N, for
+CLEAN_DELETES, the number of deletes after which to die (deletes then go one file per batch), for
+MDT_BLOCK_WRITTEN the metadata log block after which to die.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+from hudi_assets.clean import Cleaner
+from hudi_assets.engine import LocalEngine
+from hudi_assets.listener import Listener, Step
+from hudi_assets.table import HoodieTable
+
+
+class KillAt(Listener):
+    def __init__(self, wanted: str):
+        name, _, count = wanted.partition(":")
+        self.step = Step[name]
+        self.count = int(count) if count else 0
+
+    def reached(self, step: Step, count: int = 0) -> None:
+        if step is self.step and count >= self.count:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    base, wanted, retained = sys.argv[1:4]
+    listener = KillAt(wanted)
+    overrides = {"hoodie.cleaner.commits.retained": retained}
+    if listener.step is Step.CLEAN_DELETES:
+        overrides["hoodie.assets.clean.delete.batch"] = "1"
+    Cleaner.for_table(HoodieTable(base, hoodie_conf=overrides), LocalEngine(), listener=listener).clean()
