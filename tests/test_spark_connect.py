@@ -230,3 +230,28 @@ def test_every_client_shares_one_session_and_its_python_workers(server, remote_e
     for _ in range(2):
         assert SparkEngine(remote=server.url).map(lambda x: -x, [1, 2, 3]) == [-1, -2, -3]
     assert _python_daemons(server) == 1
+
+
+@pytest.mark.spark
+@pytest.mark.dagster
+def test_the_dagster_graph_runs_on_the_warm_server_and_deletes_what_local_deletes(server, tmp_path):
+    """The registry's `spark_remote` (what `scripts/ui.sh` exports): the whole maintenance graph runs
+    its Spark work on the shared server, and cleans exactly the files the local engine cleans."""
+    import dagster as dg
+
+    from hudi_assets.orchestration.definitions import build_definitions
+    from hudi_assets.orchestration.resources import HudiTableRegistry
+
+    deleted = {}
+    for engine, extra in (("local", {}), ("spark", {"spark_remote": server.url})):
+        base = tmp_path / engine / "t"
+        generate_table(Storage(str(base)), "MERGE_ON_READ", **SPEC)
+        before = {str(p.relative_to(base)) for p in base.rglob("*") if p.is_file()}
+        registry = HudiTableRegistry(base_paths=[str(base)], dry_run=False, engine=engine,
+                                     hoodie_conf={"hoodie.cleaner.commits.retained": "3"}, **extra)
+        job = build_definitions(registry).resolve_job_def("hudi_maintenance__default__t")
+        with dg.instance_for_test() as instance:
+            assert job.execute_in_process(instance=instance, raise_on_error=False).success
+        after = {str(p.relative_to(base)) for p in base.rglob("*") if p.is_file()}
+        deleted[engine] = {p for p in before - after if not p.startswith(".hoodie")}
+    assert deleted["spark"] == deleted["local"] and deleted["local"]
