@@ -128,6 +128,9 @@ INLINE_COMPACT_TRIGGER_STRATEGY = EnumOption(
     key="hoodie.compact.inline.trigger.strategy", default="NUM_COMMITS", choices=COMPACTION_TRIGGERS,
     doc="MOR: count-based strategies (NUM_COMMITS, NUM_AND_TIME) fence archiving at the delta commits kept")
 
+METADATA_COMPACT_MAX_DELTA_COMMITS = IntOption(
+    key="hoodie.metadata.compact.max.delta.commits", default=10, minimum=1,
+    doc="metadata table: deltacommits since its last compaction that make the next one due")
 METADATA_COLUMN_STATS_COLUMNS = StrOption(
     key="hoodie.metadata.index.column.stats.column.list", default="",
     doc="columns the metadata table's column_stats index covers (comma-separated); unset: a clean "

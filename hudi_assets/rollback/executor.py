@@ -64,8 +64,11 @@ class RollbackActionExecutor:
     """Executes one pending rollback of `plan` at `rollback_instant` (requested or inflight)."""
 
     def __init__(self, table: HoodieTable, rollback_instant: Instant, plan: RollbackPlan,
-                 hooks: RollbackHooks | None = None):
+                 hooks: RollbackHooks | None = None, *, delete_instant: bool = True):
+        """`delete_instant=False`: the failed instant's state files stay (Hudi's `deleteInstants`
+        false: an inflight compaction's rollback keeps its plan, to be executed again)."""
         self.table = table
+        self.delete_instant = delete_instant
         self.rollback_instant = rollback_instant
         self.plan = plan
         self.hooks = hooks or RollbackHooks()
@@ -97,7 +100,8 @@ class RollbackActionExecutor:
                                           self.plan.action, list(stats.values()))
         if self.table.config.has_metadata_table:
             self._update_metadata_table(record)
-        self._delete_failed_instant()
+        if self.delete_instant:
+            self._delete_failed_instant()
         self.hooks.reached("instant_deleted")
         completed = Instant(self.rollback_instant.timestamp, ROLLBACK, State.COMPLETED)
         storage.create_if_absent(self.table.active_timeline.state_file_path(completed),

@@ -1,0 +1,94 @@
+"""A metadata-table compaction left pending by a crash is completed under its own instant time, as
+0.15's writer does on its next start (`runAnyPendingCompactions`): never a second compaction beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hudi_assets.avro import deserialize_metadata
+from hudi_assets.cli import main
+from hudi_assets.demo import generate_table
+from hudi_assets.metadata import MetadataTable
+from hudi_assets.metadata.compaction import (
+    compaction_due,
+    complete_pending_compaction,
+    execute_compaction,
+    merged_records,
+    pending_compaction,
+    schedule_compaction,
+)
+from hudi_assets.storage import Storage
+
+
+class Crash(Exception):
+    pass
+
+
+@pytest.fixture
+def mdt_demo(tmp_path) -> Path:
+    table = generate_table(Storage(str(tmp_path / "t")), "MERGE_ON_READ", commits=10, bloom_entries=100,
+                           seed=3, metadata_table=True)
+    return Path(table.base_path)
+
+
+def _merged(metadata: MetadataTable) -> dict[str, dict[str, dict]]:
+    return {p: {k: {**v, "_hoodie_file_name": None} for s in metadata.file_slices(p)
+                for k, v in merged_records(metadata.storage, s, metadata.block_filter)[0].items()}
+            for p in metadata.partitions}
+
+
+def _crash_after(step: str, count: int):
+    def reached(at: str, n: int) -> None:
+        if at == step and n >= count:
+            raise Crash(at)
+    return reached
+
+
+def test_an_inflight_compaction_is_rolled_back_to_requested_and_executed_again(mdt_demo):
+    before = MetadataTable(str(mdt_demo))
+    records, listing = _merged(before), before.files_listing.partitions
+    instant_time = compaction_due(before, max_delta_commits=3)
+    schedule_compaction(before, instant_time)
+    with pytest.raises(Crash):
+        execute_compaction(MetadataTable(str(mdt_demo)), instant_time,
+                           reached=_crash_after("compaction_base_file_written", 1))
+    half = MetadataTable(str(mdt_demo))
+    pending = pending_compaction(half)
+    assert pending is not None and pending.timestamp == instant_time and pending.state.name == "INFLIGHT"
+    # The half-written base file is not read: the metadata table answers as before the crash.
+    assert half.files_listing.partitions == listing
+    assert compaction_due(half, max_delta_commits=1) is None  # nothing new is scheduled beside it
+    written = sorted(mdt_demo.glob(f".hoodie/metadata/*/*_{instant_time}.hfile"))
+    assert len(written) == 1
+
+    complete_pending_compaction(half, pending)
+    after = MetadataTable(str(mdt_demo))
+    timeline = after.timeline
+    assert [i.timestamp for i in timeline.filter_actions({"commit", "compaction"})
+            if i.timestamp > before.latest_compaction().timestamp] == [instant_time]
+    rollbacks = timeline.filter_actions({"rollback"}).filter_completed()
+    rollback = deserialize_metadata(after.storage.read(timeline.state_file_path(rollbacks.last())),
+                                    "HoodieRollbackMetadata", "rollback")
+    assert rollback["commitsRollback"] == [instant_time]
+    assert [Path(f).name for p in rollback["partitionMetadata"].values()
+            for f in p["successDeleteFiles"]] == [written[0].name]
+    assert after.latest_compaction().timestamp == instant_time
+    assert after.files_listing.partitions == listing
+    assert _merged(after) == records
+    for partition in after.partitions:
+        assert all(not s.log_files for s in after.file_slices(partition))
+    assert main(["metadata", str(mdt_demo), "--validate"]) == 0
+
+
+def test_a_requested_compaction_is_executed_from_its_plan(mdt_demo):
+    before = MetadataTable(str(mdt_demo))
+    records = _merged(before)
+    instant_time = compaction_due(before, max_delta_commits=3)
+    schedule_compaction(before, instant_time)
+    half = MetadataTable(str(mdt_demo))
+    complete_pending_compaction(half, pending_compaction(half))
+    after = MetadataTable(str(mdt_demo))
+    assert not after.timeline.filter_actions({"rollback"}).filter(lambda i: i.timestamp > instant_time)
+    assert after.latest_compaction().timestamp == instant_time and _merged(after) == records
