@@ -3,7 +3,8 @@
 `HoodieTable(path, hoodie_conf={...}).maintenance.clean(dry_run=True)` plans without writing;
 `clean()` runs one clean as Hudi's write client does; `archive()` archives and merges; `rollback(t)`
 rolls back a failed write; `status()` says what is due, cheaply, from one listing of `.hoodie/`;
-`check()` returns the findings on the settings. The CLI and the Dagster assets call the same core
+`check()` returns the findings on the settings; `metadata_services()` compacts, cleans and archives
+the metadata table. The CLI and the Dagster assets call the same core
 functions, so a fix lands once.
 
 Findings (`config_options.check`): an ERROR raises `SettingsRefusedError` before anything but
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from hudi_assets.clean.workflow import CleanResult
     from hudi_assets.config import WriteConfig
     from hudi_assets.findings import Finding
+    from hudi_assets.metadata.services import ServicesResult
     from hudi_assets.rollback import ExecutedRollback
     from hudi_assets.table import HoodieTable
 
@@ -151,6 +153,15 @@ class TableMaintenance:
         self._checked(strict)
         archiver = HoodieTimelineArchiver.for_table(self.table)
         return archiver.select() if dry_run else archiver.archive_if_required()
+
+    def metadata_services(self, *, dry_run: bool = False, no_active_writer: bool = False,
+                          services: tuple[str, ...] = ("compaction", "clean", "archive")) -> ServicesResult:
+        """The metadata table's compaction, clean and archive without a data write, in Hudi's order
+        (`hudi_assets.metadata.services`); a dry run reports what is due and what blocks it. Runs only
+        under a lock provider shared with the writers or with `no_active_writer=True`."""
+        from hudi_assets.metadata.services import MetadataServices
+
+        return MetadataServices(self.table).run(services, dry_run=dry_run, no_active_writer=no_active_writer)
 
     def status(self) -> MaintenanceStatus:
         return maintenance_status(self.table, self.table.write_config)
