@@ -7,7 +7,8 @@ the same instant names. They run here only under a Hudi lock provider shared wit
 (`hoodie.write.lock.provider`, held on the data table for the whole run, as a writer holds it while
 it writes the metadata table), or when the caller states that the writers are stopped
 (`no_active_writer`) and the timeline agrees: no pending data instant and no write (commit,
-deltacommit, replacecommit) completed in the last hour; our own rollbacks and cleans do not count.
+deltacommit, replacecommit) completed in the last hour. Our own rollbacks and cleans do not count,
+nor, under LAZY, the failed writes (expired heartbeat) that `--run-services` rolls back first.
 Otherwise `ActiveWriterError` (exit 2), before anything is written.
 """
 
@@ -21,10 +22,13 @@ from datetime import UTC, datetime
 
 from hudi_assets import config_options as opt
 from hudi_assets.archive import HoodieTimelineArchiver
+from hudi_assets.archive.archiver import ArchiveHooks
+from hudi_assets.clean import CleanHooks
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.clean.validation import validate_plans
 from hudi_assets.clean.workflow import pending_cleans, plan_clean, roll_back_failed_writes, run_pending
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError, UnsupportedTableError
+from hudi_assets.heartbeat import HeartbeatConfig
 from hudi_assets.metadata.compaction import (
     compaction_due,
     complete_pending_compaction,
@@ -35,6 +39,7 @@ from hudi_assets.metadata.compaction import (
 from hudi_assets.metadata.services_status import MetadataServicesStatus, services_status
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata.write_config import metadata_table
+from hudi_assets.rollback.planner import failed_writes
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import PROPERTIES_FILE
 from hudi_assets.timeline.instant import CLEAN, Instant, State
@@ -77,13 +82,16 @@ def check_no_other_writer(data_table: HoodieTable, no_active_writer: bool, now_m
             "here only under the Hudi lock provider the writers share (hoodie.write.lock.provider) or, "
             "with the writers stopped, with --no-active-writer. Nothing was changed")
     timeline = data_table.reload_timeline()
-    pending = timeline.filter_pending()
+    failed = set()
+    if data_table.write_config.get(opt.FAILED_WRITES_CLEANER_POLICY) == "LAZY":
+        heartbeat = HeartbeatConfig.from_write_config(data_table.write_config)
+        failed = {i.timestamp for i in failed_writes(data_table, heartbeat, now_ms)}
+    pending = timeline.filter_pending().filter(lambda i: i.timestamp not in failed)
     if pending:
         raise ActiveWriterError(
             f"{where}: --no-active-writer, but data instant(s) {', '.join(pending.timestamps[:5])} are "
             f"pending: roll back or finish them first (`hudi-assets metadata {where} --services` names "
-            "them). "
-            "Nothing was changed")
+            "them). Nothing was changed")
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     an_hour_ago = datetime.fromtimestamp((now_ms - QUIET_PERIOD_MS) / 1000, UTC)
     horizon = format_instant_time(now_in_zone(data_table.config.timeline_timezone, an_hour_ago))
@@ -99,9 +107,15 @@ def check_no_other_writer(data_table: HoodieTable, no_active_writer: bool, now_m
 class MetadataServices:
     """The metadata table services of one data table (table version 6 metadata tables)."""
 
-    def __init__(self, data_table: HoodieTable, reached: Callable[[str, int], None] | None = None):
+    def __init__(self, data_table: HoodieTable, reached: Callable[[str, int], None] | None = None,
+                 clean_hooks: CleanHooks | None = None, archive_hooks: ArchiveHooks | None = None):
+        """`reached(step, count)`: the compaction's steps ("compaction_requested" and those of
+        `execute_compaction`); `clean_hooks`, `archive_hooks`: the metadata table's clean and archive
+        (a test crashes a run there)."""
         self.data_table = data_table
-        self.reached = reached
+        self.reached = reached or (lambda step, count: None)
+        self.clean_hooks = clean_hooks
+        self.archive_hooks = archive_hooks
 
     def status(self) -> MetadataServicesStatus:
         return services_status(self.data_table)
@@ -127,8 +141,7 @@ class MetadataServices:
             if "compaction" in services:
                 self._compact(result)
             if "archive" in services:
-                archiver = HoodieTimelineArchiver.for_table(metadata_table(self.data_table))
-                result.archived = len(archiver.archive_if_required().selection.instants)
+                self._archive(result)
         result.after = self.status()
         return result
 
@@ -153,8 +166,14 @@ class MetadataServices:
         if instant_time is None:
             return
         schedule_compaction(metadata, instant_time)
+        self.reached("compaction_requested", 0)
         execute_compaction(MetadataTable(self.data_table.storage), instant_time, reached=self.reached)
         result.compacted.append(instant_time)
+
+    def _archive(self, result: ServicesResult) -> None:
+        """`writeClient.archive()` of the metadata table, fenced by the data table."""
+        archiver = HoodieTimelineArchiver.for_table(metadata_table(self.data_table), self.archive_hooks)
+        result.archived = len(archiver.archive_if_required().selection.instants)
 
     def _clean(self, result: ServicesResult) -> None:
         """`cleanIfNecessary`: the clean Hudi's writer runs on the metadata table, at the latest
@@ -165,7 +184,7 @@ class MetadataServices:
         with table_lock(mdt, "clean"):
             if clean.due and not pending_cleans(mdt):
                 self._request_clean(mdt, config, clean.instant)
-            done = run_pending(mdt, config)
+            done = run_pending(mdt, config, hooks=self.clean_hooks)
         result.cleaned += [c.instant for c in done.executed]
         result.files_cleaned += done.files_deleted
 
