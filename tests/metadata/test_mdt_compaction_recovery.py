@@ -92,3 +92,56 @@ def test_a_requested_compaction_is_executed_from_its_plan(mdt_demo):
     after = MetadataTable(str(mdt_demo))
     assert not after.timeline.filter_actions({"rollback"}).filter(lambda i: i.timestamp > instant_time)
     assert after.latest_compaction().timestamp == instant_time and _merged(after) == records
+
+
+def _reference_schema(file_name: str) -> dict:
+    import json
+    import re
+
+    from refdata import shared_path
+
+    text = shared_path("reference", "avro", file_name).read_text()
+    return json.loads(re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL))
+
+
+def test_plan_and_commit_decode_with_hudis_schemas(mdt_demo):
+    """The plan is read with Hudi's HoodieCompactionPlan as the reader schema; the completed commit
+    (JSON in table version 6) has the fields of Hudi's HoodieCommitMetadata and HoodieWriteStat."""
+    import io
+    import json
+
+    import fastavro
+
+    named: dict = {}
+    fastavro.parse_schema(_reference_schema("HoodieCompactionStrategy.avsc"), named_schemas=named)
+    plan_schema = fastavro.parse_schema(_reference_schema("HoodieCompactionOperation.avsc"),
+                                        named_schemas=named)
+    commit_schema = _reference_schema("HoodieCommitMetadata.avsc")
+    metadata = MetadataTable(str(mdt_demo))
+    instant_time = compaction_due(metadata, max_delta_commits=3)
+    schedule_compaction(metadata, instant_time)
+    execute_compaction(MetadataTable(str(mdt_demo)), instant_time)
+    timeline = mdt_demo / ".hoodie" / "metadata" / ".hoodie"
+    [plan] = fastavro.reader(io.BytesIO((timeline / f"{instant_time}.compaction.requested").read_bytes()),
+                             reader_schema=plan_schema)
+    assert {op["fileId"] for op in plan["operations"]} and plan["version"] == 2
+    assert all(op["deltaFilePaths"] and op["metrics"]["TOTAL_LOG_FILES"] == len(op["deltaFilePaths"])
+               for op in plan["operations"])
+    commit = json.loads((timeline / f"{instant_time}.commit").read_text())
+    fields = {f["name"] for f in commit_schema["fields"]}
+    assert set(commit) - {"partitionToWriteStats", "extraMetadata"} <= fields | {"compacted"}
+    stat_type = next(f for f in commit_schema["fields"] if f["name"] == "partitionToWriteStats")["type"]
+    stat_fields = {f["name"] for f in _record_in(stat_type)["fields"]}
+    stats = [s for group in commit["partitionToWriteStats"].values() for s in group]
+    # Jackson writes the Java POJO (fields the Avro record lacks, such as runtimeStats, too); every field
+    # of the Avro record is there for the archiver's conversion but totalLogFiles, which the POJO does
+    # not have (its Avro default is null).
+    assert stats and all(stat_fields - set(s) <= {"totalLogFiles"} for s in stats)
+
+
+def _record_in(type_) -> dict:
+    if isinstance(type_, list):
+        return next(_record_in(t) for t in type_ if t != "null")
+    if type_.get("type") == "record":
+        return type_
+    return _record_in(type_.get("items") or type_.get("values"))
