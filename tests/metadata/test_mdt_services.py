@@ -4,6 +4,7 @@ compacts, cleans and archives `.hoodie/metadata` as Hudi 0.15's writer would aft
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,16 @@ def test_each_service_alone_and_the_api(table, capsys):
     code, result = _services(table, capsys, "--archive", "--no-active-writer")
     assert code == 0 and result["instants_archived"] > 0
     assert main(["metadata", str(table), "--validate"]) == 0
+
+
+def test_a_shared_lock_provider_or_a_quiet_timeline_lets_the_services_run(table, tmp_path, capsys):
+    provider = "hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock." \
+               "FileSystemBasedLockProvider"
+    code, result = _services(table, capsys, "--compact", "--hoodie-conf", provider)
+    assert code == 0 and len(result["compacted"]) == 1
+    # A write completed minutes ago: --no-active-writer is not believed.
+    recent = generate_table(Storage(str(tmp_path / "recent")), "MERGE_ON_READ", commits=4, bloom_entries=100,
+                            seed=3, metadata_table=True, pending_compaction=False, failed_write=False,
+                            start_time=datetime.now(UTC) - timedelta(minutes=10))
+    assert main(["metadata", recent.base_path, "--run-services", "--no-active-writer"]) == 2
+    assert "completed in the last hour" in capsys.readouterr().err
