@@ -148,6 +148,10 @@ ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
     FAIL_ON_TIMELINE_ARCHIVING, INLINE_COMPACT_NUM_DELTA_COMMITS, INLINE_COMPACT_TRIGGER_STRATEGY,
     CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED)
 
+# The metadata table's services read these of the data table (its own settings derive from them).
+METADATA_SERVICES_OPTIONS: tuple[ConfigOption, ...] = (
+    METADATA_COMPACT_MAX_DELTA_COMMITS, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, FAILED_WRITES_CLEANER_POLICY)
+
 # ------------------------------------------------------------------------------ checks across settings
 RETAINED_BELOW_KEEP_MIN = f"{CLEANER_COMMITS_RETAINED.key} must be < {KEEP_MIN_COMMITS.key}"
 # The settings `check` reads: the cleaner's retention, the archiver's window, who rolls back failed writes.

@@ -17,6 +17,7 @@ import json
 import sys
 from typing import Any
 
+from hudi_assets.config_options import METADATA_SERVICES_OPTIONS, settings_epilog
 from hudi_assets.metadata.file_group import DataFile, MetadataFileSlice
 from hudi_assets.metadata.services import SERVICES
 from hudi_assets.metadata.services_cli import run_services
@@ -28,7 +29,10 @@ def add_parser(subparsers) -> None:
     from hudi_assets.cli import add_table_arguments
 
     parser = subparsers.add_parser(
-        "metadata", help="show a table's metadata table (read-only; table versions 6, 8, 9)")
+        "metadata", help="show a table's metadata table (read-only; table versions 6, 8, 9); compact, clean "
+                         "and archive it (table version 6)",
+        epilog=settings_epilog(METADATA_SERVICES_OPTIONS),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_table_arguments(parser, config=True)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     action = parser.add_mutually_exclusive_group()
