@@ -192,12 +192,12 @@ def _data_table_fence(table: HoodieTable, config: ArchiveConfig) -> Fence:
     if config.archive_beyond_savepoint:
         saved = set(timeline.filter_actions({SAVEPOINT}).timestamps)
         commits = commits.filter(lambda i: i.timestamp not in saved)
-    earliest = ((commits.first(), "earliest commit"),
-                (timeline.filter_pending().first(), "earliest pending instant"))
+    earliest = ((timeline.filter_pending().first(), "earliest pending instant"),
+                (commits.first(), "earliest commit"))
     candidates = [(i.timestamp, why) for i, why in earliest if i is not None]
     if not candidates:
         return Fence("data table", None, "the data table has no commit and no pending instant")
-    instant, why = min(candidates)
+    instant, why = min(candidates, key=lambda candidate: candidate[0])  # a pending commit: named pending
     return Fence("data table", instant, f"the data table's {why} {instant}: newer instants stay")
 
 

@@ -176,9 +176,12 @@ def clean_status(metadata: MetadataTable, mdt: HoodieTable) -> ServiceStatus:
 
 
 def archive_status(mdt: HoodieTable) -> ServiceStatus:
+    """The metadata table's archive; blocked by the data table's fence when it holds back instants
+    the keep range would archive."""
     selection = HoodieTimelineArchiver.for_table(mdt).select()
-    blockers = [Blocker(f.instant, f.name, f.reason) for f in selection.fences if f.instant]
-    held = [b for b in blockers if b.action == "data table"]
-    return ServiceStatus(bool(selection), None, held if not selection else [],
+    held_back = len(selection.clean_rollback) + len(selection.commits) - len(selection.instants)
+    blockers = [Blocker(f.instant, f.name, f.reason) for f in selection.fences
+                if f.instant and f.name == "data table"] if held_back else []
+    return ServiceStatus(bool(selection), None, blockers,
                          detail=f"{len(selection.instants)} instants to archive"
-                                + "".join(f"; {f.reason}" for f in selection.fences if f.instant))
+                                + (f", {held_back} held back" if held_back else ""))

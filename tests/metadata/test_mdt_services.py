@@ -137,3 +137,21 @@ def test_a_shared_lock_provider_or_a_quiet_timeline_lets_the_services_run(table,
                             start_time=datetime.now(UTC) - timedelta(minutes=10))
     assert main(["metadata", recent.base_path, "--run-services", "--no-active-writer"]) == 2
     assert "completed in the last hour" in capsys.readouterr().err
+
+
+def test_the_archive_names_the_data_table_fence_when_it_holds_instants_back(table, capsys):
+    """The metadata table's archive stops at the data table's earliest commit or earliest pending
+    instant (`getEarliestInstantForMetadataArchival`), named when it holds back instants the keep
+    range would archive."""
+    keep = ["--hoodie-conf", "hoodie.keep.min.commits=5", "--hoodie-conf", "hoodie.keep.max.commits=6",
+            "--hoodie-conf", "hoodie.cleaner.commits.retained=4"]
+    first = MetadataTable(str(table)).data_timeline.filter_completed().timestamps[0]
+    code, status = _services(table, capsys, "--services", *keep)
+    [fence] = status["archive"]["blocked_by"]
+    assert fence["instant"] == first and "earliest commit" in fence["reason"]
+    assert status["archive"]["detail"].endswith("held back")
+    pending = f"{first[:-3]}000"
+    (table / ".hoodie" / f"{pending}.deltacommit.requested").write_bytes(b"")
+    code, status = _services(table, capsys, "--services", *keep)
+    [fence] = status["archive"]["blocked_by"]
+    assert fence["instant"] == pending and "earliest pending instant" in fence["reason"]
