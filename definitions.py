@@ -5,7 +5,9 @@ Which tables: `HUDI_ASSETS_TABLES` (comma-separated base paths) and/or `HUDI_ASS
 `bash scripts/demo.sh` into ./demo-tables. `HUDI_ASSETS_HOODIE_CONF` adds `key=value,...` settings
 for every table. Storage options (for S3 and the like) go in `HUDI_ASSETS_STORAGE_OPTIONS` likewise.
 `HUDI_ASSETS_ENGINE=local` runs the per-file work in a thread pool instead of Spark.
-Nothing is deleted until `HUDI_ASSETS_DRY_RUN=false`. `HUDI_ASSETS_LAYOUT=partitioned` maintains the
+Nothing is deleted until `HUDI_ASSETS_DRY_RUN=false`. Failed runs are posted to `HUDI_ASSETS_ALERT_URL`
+(Slack-compatible JSON) when set, else logged. `HUDI_ASSETS_OWNERS` (comma-separated) and
+`HUDI_ASSETS_RUNBOOK_URL` ({database} and {table} filled in) are shown on every asset and check. `HUDI_ASSETS_LAYOUT=partitioned` maintains the
 tables as partitions of one set of assets instead of giving each table its own assets.
 """
 
@@ -43,6 +45,9 @@ defs = build_definitions(
         storage_options=parse_overrides(_list("HUDI_ASSETS_STORAGE_OPTIONS")),
         engine=_choice("HUDI_ASSETS_ENGINE", ("spark", "local")),
         dry_run=_choice("HUDI_ASSETS_DRY_RUN", ("true", "false")) == "true",
+        owners=_list("HUDI_ASSETS_OWNERS"),
+        runbook_url=os.environ.get("HUDI_ASSETS_RUNBOOK_URL", ""),
     ),
     partitioned=_choice("HUDI_ASSETS_LAYOUT", ("per_table", "partitioned")) == "partitioned",
+    alert_url=os.environ.get("HUDI_ASSETS_ALERT_URL") or None,
 )

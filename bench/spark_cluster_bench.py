@@ -22,7 +22,7 @@ from benchlib import build_table, cleaner_plan_digest, report, timed
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "tests"))
-from spark_cluster import cluster_conf, standalone_cluster  # noqa: E402
+from support.spark_cluster import cluster_conf, standalone_cluster  # noqa: E402
 
 
 def table_path(partitions: int) -> Path:

@@ -5,8 +5,9 @@ text metafile, or `.parquet`/`.orc` with `hoodie.partition.metafile.use.base.for
 `.<name>.crc` checksum files are never data files: Hudi reads the local file system through Hadoop's
 `ChecksumFileSystem`, whose listings hide them.
 A file group is every data file with one file id in a partition; a file slice is a base instant's
-base file plus the log files carrying that instant, as table versions 5 and 6 slice them (the rule
-is a `FileSlicing`, picked by the table version). A slice is committed when its base instant is
+base file plus its log files: those carrying that instant in table versions 5 and 6, those whose
+deltacommit completed at or after it (and before the next) in versions 8 and 9 (the rule is a
+`FileSlicing`, picked by the table version). A slice is committed when its base instant is
 on the view's timeline (completed writes plus every compaction, pending ones included) or older
 than its first instant. Partitions are listed as one engine task each, so a table with many
 partitions lists in parallel, locally or on Spark.
@@ -15,7 +16,8 @@ partitions lists in parallel, locally or on Spark.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+import operator
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
@@ -29,6 +31,7 @@ from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import TableConfig
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import COMPACTION, LOG_COMPACTION
+from hudi_assets.timeline.layout import timeline_layout
 from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
 
 log = logging.getLogger(__name__)
@@ -285,9 +288,125 @@ class BaseInstantSlicing:
         return list(map(data_file_key, names, repeat(self.base_extension)))
 
 
+_LOG_ORDER = operator.attrgetter("base_instant", "version", "write_token")
+
+
+def _add_log(group: FileGroup, instant: str, log: LogFile) -> None:
+    file_slice = group.slice_at(instant)
+    file_slice.log_files = [*file_slice.log_files, log]
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionTimeSlicing:
+    """Table versions 8 and 9: a log file is named by the deltacommit that wrote it and joins the
+    slice of the greatest base instant at or before that deltacommit's completion time (its own
+    slice, keyed by its deltacommit, when no slice is that old); a pending compaction opens an empty
+    slice first, so logs completing after its request land there. Logs of deltacommits that have
+    not completed are left out (archived instants count as completed). Hudi 1.0.x/1.1:
+    AbstractTableFileSystemView.buildFileGroups, HoodieFileGroup.addLogFile/getBaseInstantTime,
+    CompletionTimeQueryViewV2.getCompletionTime/isCompleted (apache/hudi, the commits of
+    ../reference/hudi-1x.md section 4)."""
+
+    base_extension: str
+    # Requested -> completion time of every completed instant, active and archived.
+    completion_times: Mapping[str, str]
+    # Instants before the first write instant of the active timeline are archived, hence completed
+    # (CompletionTimeQueryViewV2.isArchived); "" when there is none.
+    first_active: str
+    # (partition, file id) -> instant of the pending compaction planned on the file group.
+    pending_compactions: Mapping[tuple[str, str], str]
+
+    @classmethod
+    def of(cls, config: TableConfig, timeline: ActiveTimeline) -> CompletionTimeSlicing:
+        archived = timeline_layout(config).load_archived_instants(timeline.storage, config)
+        first = timeline.write_timeline().first()
+        pending = {key: op.compaction_instant for key, op in compaction_operations(timeline).items()}
+        return cls(config.base_file_extension, {**archived.completion_times, **timeline.completion_times},
+                   first.timestamp if first else "", pending)
+
+    def is_completed(self, instant: str) -> bool:
+        return instant in self.completion_times or instant < self.first_active
+
+    def completion_time(self, begin: str, instant: str) -> str | None:
+        """getCompletionTime(begin, instant): None while pending; the instant itself where the times
+        are not of one format (integer ids of tests and legacy tables: ordered as requested)."""
+        completed = self.completion_times.get(instant)
+        if completed is not None and len(completed) != len(begin):
+            return instant
+        return completed
+
+    def file_groups(self, partition: str, names: Iterable[str]) -> dict[str, FileGroup]:
+        groups: dict[str, FileGroup] = {}
+        logs: dict[str, list[LogFile]] = {}
+        for name in names:
+            key = data_file_key(name, self.base_extension)
+            if key is None:
+                continue
+            group = groups.get(key[0])
+            if group is None:
+                group = groups[key[0]] = FileGroup(partition, key[0])
+            if name.startswith("."):
+                logs.setdefault(key[0], []).append(LogFile.parse(name))
+            else:
+                group.slice_at(key[1]).base_file = name
+        for file_id, group in groups.items():
+            compaction = self.pending_compactions.get((partition, file_id))
+            if compaction is not None:
+                group.slice_at(compaction)
+            group_logs = sorted(logs.get(file_id, ()), key=_LOG_ORDER)
+            self._check_naming(partition, group, group_logs)
+            pending = []
+            for log in group_logs:
+                if self.is_completed(log.base_instant):
+                    _add_log(group, self.slice_instant(group, log.base_instant), log)
+                else:
+                    pending.append(log)
+            # Logs of writes not completed go into slices of their own deltacommit, which the view
+            # leaves out as uncommitted (filterUncommittedFiles), once the others are placed.
+            for log in pending:
+                _add_log(group, log.base_instant, log)
+        for group in groups.values():
+            for file_slice in group.slices.values():
+                if len(file_slice.log_files) > 1:
+                    file_slice.log_files.sort(key=_LOG_ORDER, reverse=True)  # HoodieLogFile's reverse order
+        with_base = [fid for fid, g in groups.items() if any(s.base_file for s in g.slices.values())]
+        return {fid: groups[fid] for fid in [*with_base, *groups]}
+
+    def slice_instant(self, group: FileGroup, deltacommit: str) -> str:
+        """The base instant of the slice a log of `deltacommit` joins (HoodieFileGroup.getBaseInstantTime)."""
+        if not group.slices:
+            return deltacommit
+        latest = max(group.slices)
+        completed = self.completion_time(latest, deltacommit)
+        if completed is None:
+            return latest
+        return max((instant for instant in group.slices if instant <= completed), default=deltacommit)
+
+    @staticmethod
+    def _check_naming(partition: str, group: FileGroup, logs: list[LogFile]) -> None:
+        """Refuse a file group holding logs named by a base instant (table version 6's naming) beside
+        logs named by their deltacommit: what an upgrade to version 8 that stopped half way leaves."""
+        bases = {i for i, s in group.slices.items() if s.base_file}
+        old = [log.name for log in logs if log.base_instant in bases]
+        if old and len(old) != len(logs):
+            new = next(log.name for log in logs if log.base_instant not in bases)
+            raise UnsupportedTableError(
+                f"{partition or '.'}/{group.file_id}: log files named by their base instant ({old[0]}) "
+                f"beside log files named by their deltacommit ({new}): an unfinished upgrade to table "
+                "version 8? Finish it with Hudi first")
+
+    def slice_keys(self, names: list[str]) -> list[tuple[str, str] | None]:
+        keys: dict[str, tuple[str, str]] = {}
+        for group in self.file_groups("", names).values():
+            for instant, file_slice in group.slices.items():
+                keys.update((name, (group.file_id, instant)) for name in file_slice.file_names)
+        return [keys.get(name) for name in names]
+
+
 # hoodie.table.version -> how a view of the table is sliced (given the table's config and timeline).
 _SLICING: dict[int, Callable[[TableConfig, ActiveTimeline], FileSlicing]] = {
-    5: BaseInstantSlicing.of, 6: BaseInstantSlicing.of}
+    5: BaseInstantSlicing.of, 6: BaseInstantSlicing.of,
+    8: CompletionTimeSlicing.of, 9: CompletionTimeSlicing.of}
 
 
 def file_slicing(config: TableConfig, timeline: ActiveTimeline) -> FileSlicing:
@@ -336,6 +455,18 @@ class CompactionOperation:
     file_id: str
     base_instant: str
     compaction_instant: str
+
+
+def compaction_operations(active: ActiveTimeline) -> dict[tuple[str, str], CompactionOperation]:
+    """(partition, file id) -> its operation in a pending compaction or log compaction plan."""
+    operations: dict[tuple[str, str], CompactionOperation] = {}
+    for instant in active.filter_actions({COMPACTION, LOG_COMPACTION}).filter_pending():
+        plan = metadata.requested_plan(active, instant) or {}
+        for op in plan.get("operations") or []:
+            key = (op.get("partitionPath") or "", op["fileId"])
+            operations[key] = CompactionOperation(key[0], key[1], op.get("baseInstantTime") or "",
+                                                  instant.timestamp)
+    return operations
 
 
 class FileSystemView:
@@ -450,16 +581,7 @@ class FileSystemView:
     @cached_property
     def pending_compaction_operations(self) -> dict[tuple[str, str], CompactionOperation]:
         """(partition, file id) -> its pending compaction or log compaction operation."""
-        active = self.table.active_timeline
-        operations: dict[tuple[str, str], CompactionOperation] = {}
-        pending = active.filter_actions({COMPACTION, LOG_COMPACTION}).filter_pending()
-        for instant in pending:
-            plan = metadata.requested_plan(active, instant) or {}
-            for op in plan.get("operations") or []:
-                key = (op.get("partitionPath") or "", op["fileId"])
-                operations[key] = CompactionOperation(key[0], key[1], op.get("baseInstantTime") or "",
-                                                      instant.timestamp)
-        return operations
+        return compaction_operations(self.table.active_timeline)
 
     @cached_property
     def pending_clustering_file_groups(self) -> dict[tuple[str, str], str]:

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from hudi_assets.engine import DEFAULT_ENGINE, Engine, create_engine
+from hudi_assets.table_config import PROPERTIES_FILE
 
 if TYPE_CHECKING:
     from hudi_assets.archive.archiver import ArchiveResult
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from hudi_assets.clean.workflow import CleanResult
     from hudi_assets.config import WriteConfig
     from hudi_assets.findings import Finding
-    from hudi_assets.metadata.services import ServicesResult
+    from hudi_assets.metadata_services import ServicesResult
     from hudi_assets.rollback import ExecutedRollback
     from hudi_assets.table import HoodieTable
 
@@ -96,6 +97,10 @@ class TableMaintenance:
         raise_if_refused(findings, strict, "strict=True")
         return findings
 
+    def _service(self, service: str) -> None:
+        """Refuse a service the table's version does not have yet (before anything is read)."""
+        self.table.config.check_service(service, self.table.storage.uri(PROPERTIES_FILE))
+
     def _checked(self, strict: bool) -> None:
         for finding in self.check(strict=strict):
             log.warning(finding.message)
@@ -113,6 +118,7 @@ class TableMaintenance:
         execute every pending clean; returns what was done. The settings are checked first (`check`)."""
         from hudi_assets.clean import workflow
 
+        self._service("clean")
         self._checked(strict)
         config = self._clean_config()
         workflow.refuse_unsupported(self.table, config)
@@ -131,13 +137,15 @@ class TableMaintenance:
         """Remove a pending clean (keeping copies of its state files); returns the copies."""
         from hudi_assets.clean.workflow import discard_pending
 
+        self._service("clean")
         return discard_pending(self.table, instant_time)
 
     def rollback(self, instant_time: str, *, force: bool = False) -> list[ExecutedRollback]:
         """Roll back one pending write as the `rollback` command does (pending rollbacks first)."""
+        from hudi_assets.metadata.rollback_records import MetadataTableSink
         from hudi_assets.rollback import rollback_write
 
-        return rollback_write(self.table, instant_time, force=force)
+        return rollback_write(self.table, instant_time, force=force, metadata=MetadataTableSink(self.table))
 
     def discard_pending_rollback(self, rollback_instant: str) -> list[str]:
         """Remove a pending rollback (keeping copies of its state files); returns the copies."""
@@ -150,6 +158,7 @@ class TableMaintenance:
         archive (and merge small archive files when enabled). The settings are checked first (`check`)."""
         from hudi_assets.archive.archiver import HoodieTimelineArchiver
 
+        self._service("archive")
         self._checked(strict)
         archiver = HoodieTimelineArchiver.for_table(self.table)
         return archiver.select() if dry_run else archiver.archive_if_required()
@@ -157,9 +166,9 @@ class TableMaintenance:
     def metadata_services(self, *, dry_run: bool = False, no_active_writer: bool = False,
                           services: tuple[str, ...] = ("compaction", "clean", "archive")) -> ServicesResult:
         """The metadata table's compaction, clean and archive without a data write, in Hudi's order
-        (`hudi_assets.metadata.services`); a dry run reports what is due and what blocks it. Runs only
+        (`hudi_assets.metadata_services`); a dry run reports what is due and what blocks it. Runs only
         under a lock provider shared with the writers or with `no_active_writer=True`."""
-        from hudi_assets.metadata.services import MetadataServices
+        from hudi_assets.metadata_services import MetadataServices
 
         return MetadataServices(self.table).run(services, dry_run=dry_run, no_active_writer=no_active_writer)
 

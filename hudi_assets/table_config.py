@@ -20,9 +20,11 @@ from hudi_assets.storage import Storage
 METAFOLDER = ".hoodie"
 PROPERTIES_FILE = f"{METAFOLDER}/hoodie.properties"
 BACKUP_FILE = f"{METAFOLDER}/hoodie.properties.backup"
-SUPPORTED_TABLE_VERSIONS = (5, 6)
-# Versions whose files read-only commands (`metadata`) understand: Hudi 1.0 (8) and 1.1 (9) as well.
-READABLE_TABLE_VERSIONS = (5, 6, 8, 9)
+# hoodie.table.version -> the timeline layout versions a table of it may have (Hudi's HoodieTableVersion:
+# 5/6 are Hudi 0.12-0.15 with layout 1 (0 before 0.5.1); 8 and 9 are Hudi 1.0 and 1.1 with layout 2).
+SUPPORTED_TABLE_VERSIONS = {5: (0, 1), 6: (0, 1), 8: (2,), 9: (2,)}
+# Versions whose table services (clean, archive, rollback) are implemented; the others are read only.
+SERVICE_TABLE_VERSIONS = (5, 6)
 
 COPY_ON_WRITE = "COPY_ON_WRITE"
 MERGE_ON_READ = "MERGE_ON_READ"
@@ -32,7 +34,7 @@ _INTEGER_KEYS = ("hoodie.table.version", "hoodie.timeline.layout.version")
 # read as copy-on-write) would clean the wrong files.
 _ENUM_KEYS = {
     "hoodie.table.type": (COPY_ON_WRITE, MERGE_ON_READ),
-    "hoodie.table.base.file.format": ("PARQUET", "HFILE", "ORC"),
+    "hoodie.table.base.file.format": ("PARQUET", "HFILE", "ORC", "LANCE"),
     "hoodie.table.timeline.timezone": ("LOCAL", "UTC"),
 }
 
@@ -126,33 +128,42 @@ class TableConfig:
     def bootstrap_base_path(self) -> str | None:
         return self.props.get("hoodie.bootstrap.base.path")
 
-    def check_supported(self, where: str) -> None:
-        """Refuse tables whose layout we do not implement (Hudi 1.x, pre-0.12)."""
-        version = self.table_version
-        if version not in SUPPORTED_TABLE_VERSIONS:
-            hint = " (Hudi 1.x; its timeline lives in .hoodie/timeline/)" if version >= 8 else ""
-            raise UnsupportedTableError(
-                f"{where}: table version {version}{hint} is not supported; "
-                f"hudi-assets handles table versions {', '.join(map(str, SUPPORTED_TABLE_VERSIONS))} "
-                "(Hudi 0.12-0.15)"
-            )
-        if self.timeline_layout_version not in (0, 1):
-            raise UnsupportedTableError(
-                f"{where}: timeline layout version {self.timeline_layout_version} is not supported"
-            )
+    @property
+    def table_format(self) -> str:
+        """`hoodie.table.format` (Hudi 1.x): `native` unless another table format owns the timeline."""
+        return self.props.get("hoodie.table.format", "native")
 
-    def check_readable(self, where: str) -> None:
-        """Refuse, for read-only commands, tables whose files we cannot read (the writing commands
-        call `check_supported`, which refuses Hudi 1.x tables too)."""
-        if self.table_version not in READABLE_TABLE_VERSIONS:
+    def check_supported(self, where: str) -> None:
+        """The version gate: refuse, before anything else is read, a table whose files we cannot read
+        (table versions other than 5, 6, 8 and 9, a layout that is not its version's, base files
+        of a format we do not read, a timeline another table format owns)."""
+        version = self.table_version
+        layouts = SUPPORTED_TABLE_VERSIONS.get(version)
+        if layouts is None:
+            newer = " (newer than Hudi 1.1)" if version > max(SUPPORTED_TABLE_VERSIONS) else ""
             raise UnsupportedTableError(
-                f"{where}: table version {self.table_version} cannot be read; hudi-assets reads table "
-                f"versions {', '.join(map(str, READABLE_TABLE_VERSIONS))}"
-            )
-        if self.timeline_layout_version not in (0, 1, 2):
+                f"{where}: table version {version}{newer} is not supported; hudi-assets reads table "
+                f"versions {', '.join(map(str, SUPPORTED_TABLE_VERSIONS))} (Hudi 0.12-0.15, 1.0, 1.1)")
+        declared = "hoodie.timeline.layout.version" in self.props
+        layout = self.timeline_layout_version if declared else layouts[-1]
+        if layout not in layouts:
             raise UnsupportedTableError(
-                f"{where}: timeline layout version {self.timeline_layout_version} cannot be read"
-            )
+                f"{where}: timeline layout version {layout} does not belong to table version {version} "
+                f"(it has layout {' or '.join(map(str, layouts))}): a partial upgrade or downgrade?")
+        if self.base_file_format == "LANCE":
+            raise UnsupportedTableError(f"{where}: base file format LANCE is not supported")
+        if self.table_format != "native":
+            raise UnsupportedTableError(
+                f"{where}: hoodie.table.format={self.table_format} is not supported (native only)")
+
+    def check_service(self, service: str, where: str) -> None:
+        """Refuse a table service on a table version it is not built for yet: Hudi 1.x tables
+        (versions 8, 9) are read, not cleaned, archived or rolled back."""
+        if self.table_version not in SERVICE_TABLE_VERSIONS:
+            raise UnsupportedTableError(
+                f"{where}: {service} of table version {self.table_version} (Hudi 1.x) is not supported "
+                f"yet; hudi-assets runs it on table versions "
+                f"{', '.join(map(str, SERVICE_TABLE_VERSIONS))} and only reads newer tables")
 
 
 def _check_values(props: Mapping[str, str], where: str) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder
-from refdata import table_zips, unzip_table
+from support.builders import TableBuilder
+from support.refdata import table_zips, unzip_table
 
 
 def pytest_addoption(parser):
@@ -18,7 +18,7 @@ def pytest_addoption(parser):
 def real_tables(tmp_path_factory) -> dict[str, Path]:
     """Every real table of ../shared/tables unzipped once per session, by zip name."""
     root = tmp_path_factory.mktemp("real_tables")
-    return {name: unzip_table(name, root / name) for name in table_zips(6) + table_zips(8)}
+    return {name: unzip_table(name, root / name) for name in table_zips(6) + table_zips(8) + table_zips(9)}
 
 
 @pytest.fixture

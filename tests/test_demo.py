@@ -377,7 +377,7 @@ def test_write_demo_tables(tmp_path):
 
 @pytest.mark.s3
 def test_generate_on_s3_writes_the_same_table(tmp_path):
-    from s3_server import moto_s3
+    from support.s3_server import moto_s3
 
     local = _generate(tmp_path, "MERGE_ON_READ", True, commits=5)
     with moto_s3() as options:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from s3_server import moto_s3
+from support.s3_server import moto_s3
 
 from hudi_assets.demo import generate_table
 from hudi_assets.discovery import discover_tables

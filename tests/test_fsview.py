@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 from hudi import HudiTable
-from refdata import params_or_skip, table_zips
+from support.builders import TableBuilder
+from support.refdata import params_or_skip, table_zips
 
 from hudi_assets.avro import serialize_metadata
 from hudi_assets.demo import generate_table
@@ -19,7 +20,6 @@ from hudi_assets.fsview import (
 )
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
-from hudi_assets.table_config import write_table_config
 
 
 def _ours(view: FileSystemView) -> set[tuple]:
@@ -70,24 +70,13 @@ def test_names_parse_like_hudi():
     assert groups["f2-0"].slices["002"].base_file is None  # a log-only slice
 
 
-def _table(tmp_path, files: dict[str, bytes], timeline: list[str]) -> HoodieTable:
-    storage = Storage(str(tmp_path))
-    write_table_config(storage, {"hoodie.table.name": "t", "hoodie.table.type": "MERGE_ON_READ",
-                                 "hoodie.table.version": "6", "hoodie.table.partition.fields": "dt"})
-    for name in timeline:
-        storage.write(f".hoodie/{name}", b"")
-    for path, data in files.items():
-        storage.write(path, data)
-    return HoodieTable(str(tmp_path))
-
-
 def test_uncommitted_slices_and_nested_partitions(tmp_path):
-    table = _table(tmp_path, {
+    table = TableBuilder(tmp_path, "MERGE_ON_READ").write({
         "a/b/.hoodie_partition_metadata": b"", "a/b/f1-0_0-1-1_001.parquet": b"",
         "a/b/f1-0_0-1-1_004.parquet": b"",       # failed write at 004: invisible
         "a/b/c/ignored-0_0-1-1_001.parquet": b"",  # below a partition: Hudi does not look
         "x/.hoodie_partition_metadata": b"", "x/.g1-0_001.log.1_0-1-1": b"",
-    }, ["001.deltacommit", "004.deltacommit.requested", "004.deltacommit.inflight"])
+    }).state_files("001.deltacommit", "004.deltacommit.requested", "004.deltacommit.inflight").table()
     view = FileSystemView(table)
     assert view.partitions == ["a/b", "x"]
     assert [s.base_instant for s in view.latest_file_slices("a/b")] == ["001"]
@@ -96,9 +85,9 @@ def test_uncommitted_slices_and_nested_partitions(tmp_path):
 
 
 def test_slices_older_than_the_active_timeline_count_as_committed(tmp_path):
-    table = _table(tmp_path, {"p/.hoodie_partition_metadata": b"", "p/f-0_0-1-1_000.parquet": b"",
-                              "p/f-0_0-1-1_005.parquet": b""},
-                   ["003.deltacommit", "004.deltacommit"])
+    table = TableBuilder(tmp_path, "MERGE_ON_READ").write({
+        "p/.hoodie_partition_metadata": b"", "p/f-0_0-1-1_000.parquet": b"", "p/f-0_0-1-1_005.parquet": b"",
+    }).state_files("003.deltacommit", "004.deltacommit").table()
     view = FileSystemView(table)
     assert view.is_committed("000") and not view.is_committed("005")
     assert [s.base_instant for s in view.latest_file_slices("p")] == ["000"]
@@ -146,8 +135,9 @@ def test_view_of_generated_tables_matches_what_was_written(demo):
 
 
 def test_pending_clustering_groups_come_from_the_requested_plan(tmp_path):
-    table = _table(tmp_path, {"p/.hoodie_partition_metadata": b"", "p/f1-0_0-1-1_001.parquet": b"",
-                              "p/f2-0_0-1-1_001.parquet": b""}, ["001.deltacommit"])
+    table = TableBuilder(tmp_path, "MERGE_ON_READ").write({
+        "p/.hoodie_partition_metadata": b"", "p/f1-0_0-1-1_001.parquet": b"", "p/f2-0_0-1-1_001.parquet": b"",
+    }).state_files("001.deltacommit").table()
     plan = {"operationType": "CLUSTER", "version": 1, "clusteringPlan": {
         "inputGroups": [{"slices": [{"dataFilePath": "p/f1-0_0-1-1_001.parquet", "deltaFilePaths": [],
                                      "fileId": "f1-0", "partitionPath": "p", "bootstrapFilePath": "",

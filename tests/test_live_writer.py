@@ -34,7 +34,7 @@ from hudi_assets.timeline import metadata
 from hudi_assets.timeline.archived import ArchivedTimeline
 from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT, ROLLBACK, State
 
-LAUNCHER = Path(__file__).with_name("live_writer_launcher.py")
+LAUNCHER = Path(__file__).parent / "support/live_writer_launcher.py"
 SETTINGS = {
     "hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL",
     "hoodie.cleaner.policy.failed.writes": "LAZY",

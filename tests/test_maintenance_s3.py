@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow.fs as pafs
 import pytest
 from hudi import HudiTable
-from s3_server import moto_s3
+from support.s3_server import moto_s3
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.clean import CleanConfig, clean_table

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 from hudi import HudiTable
-from refdata import params_or_skip, table_zips
+from support.refdata import params_or_skip, table_zips
 
 from hudi_assets.cli import main
 

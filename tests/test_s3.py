@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow.fs as pafs
 import pytest
-from s3_server import moto_s3, upload_tree
+from support.s3_server import moto_s3, upload_tree
 
 from hudi_assets.exceptions import PathOutsideTableError, StorageError, UnsupportedTableError
 from hudi_assets.fsview import FileSystemView
@@ -63,12 +63,15 @@ def test_real_table_timeline_on_s3_matches_local(s3, real_tables):
     ]
 
 
-def test_v8_table_on_s3_is_refused(s3, real_tables):
+def test_v8_table_on_s3_reads_its_timeline_and_refuses_clean(s3, real_tables):
     if V8_TABLE not in real_tables:
         pytest.skip("../shared is absent")
     uri = upload_tree(s3, real_tables[V8_TABLE], "tables", V8_TABLE)
-    with pytest.raises(UnsupportedTableError, match="table version 8"):
-        HoodieTable(uri, s3)
+    table = HoodieTable(uri, s3)
+    local = HoodieTable(str(real_tables[V8_TABLE]))
+    assert table.active_timeline.completion_times == local.active_timeline.completion_times
+    with pytest.raises(UnsupportedTableError, match="clean of table version 8"):
+        table.maintenance.clean(dry_run=True)
 
 
 def test_batch_delete_client_reaches_what_pyarrow_reaches():

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pyarrow.fs as pafs
 import pytest
-from builders import TableBuilder, base_file
-from s3_server import moto_s3
+from support.builders import TableBuilder, base_file
+from support.s3_server import moto_s3
 
 from hudi_assets.clean import CleanConfig
 from hudi_assets.clean.workflow import plan_clean

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pyarrow.fs as pafs
 import pytest
-from s3_server import moto_s3
+from support.s3_server import moto_s3
 
 from hudi_assets.clean import CleanConfig
 from hudi_assets.clean.workflow import clean_table, plan_clean

@@ -9,7 +9,7 @@ import sys
 from datetime import UTC, datetime
 
 import pytest
-from spark_cluster import cluster_available, cluster_conf, standalone_cluster
+from support.spark_cluster import cluster_available, cluster_conf, standalone_cluster
 
 from hudi_assets.clean import CleanConfig, clean_table
 from hudi_assets.clean.planner import PartitionDecision

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from refdata import params_or_skip, table_zips
+from support.refdata import params_or_skip, table_zips
 
 from hudi_assets.exceptions import TableNotFoundError, UnsupportedTableError
 from hudi_assets.properties import format_properties, parse_properties
@@ -35,12 +35,15 @@ def test_real_v6_configs_load_with_valid_checksum(real_tables, name):
     assert config.table_type in ("COPY_ON_WRITE", "MERGE_ON_READ")
 
 
-@pytest.mark.parametrize("name", params_or_skip(table_zips(8), "v8 tables"))
-def test_v8_tables_are_refused_naming_the_version(real_tables, name, tmp_path):
+@pytest.mark.parametrize("name", params_or_skip(table_zips(8) + table_zips(9), "v8/v9 tables"))
+def test_v8_v9_tables_open_and_refuse_their_services_naming_the_version(real_tables, name):
     base = real_tables[name]
     before = sorted(p.relative_to(base) for p in base.rglob("*"))
-    with pytest.raises(UnsupportedTableError, match="table version 8"):
-        HoodieTable(str(base))
+    table = HoodieTable(str(base))
+    version = table.config.table_version
+    for service in (table.maintenance.clean, table.maintenance.archive):
+        with pytest.raises(UnsupportedTableError, match=f"of table version {version} \\(Hudi 1.x\\)"):
+            service(dry_run=True)
     assert sorted(p.relative_to(base) for p in base.rglob("*")) == before
 
 

@@ -10,8 +10,8 @@ from datetime import datetime
 
 from hudi_assets import config_options as opt
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.planner import earliest_commit_to_retain
 from hudi_assets.config import WriteConfig
+from hudi_assets.retention import earliest_commit_to_retain
 from hudi_assets.timeline.instant_time import parse_instant_time
 from hudi_assets.timeline.timeline import Timeline
 

@@ -21,7 +21,16 @@ from fastavro.read import SchemaResolutionError
 
 from hudi_assets.avro.binary import Mismatch, compile_encoder, encode_long
 from hudi_assets.avro.decoder import Decoder, Undecodable, compile_decoder
-from hudi_assets.avro.schemas import NAMESPACE, SCHEMAS, field_names, java_schema_json, parsed
+from hudi_assets.avro.schemas import (
+    NAMESPACE,
+    SCHEMAS,
+    SCHEMAS_1X,
+    field_names,
+    java_schema_json,
+    java_text,
+    parsed,
+    parsed_1x,
+)
 from hudi_assets.exceptions import CorruptFileError
 
 MAGIC = b"Obj\x01"
@@ -56,8 +65,23 @@ def serialize_metadata(schema_name: str, record: dict[str, Any], tuples: Tuples 
         except (TypeError, ValueError) as exc:
             raise ValueError(f"record does not fit {schema_name}: {exc}") from exc
         data = body.getvalue()
-    sync = os.urandom(16)
-    schema_entry = _bytes(b"avro.schema") + _bytes(java_schema_json(schema_name).encode())
+    return _container(java_schema_json(schema_name), data, os.urandom(16))
+
+
+def serialize_1x(schema_name: str, record: dict[str, Any], sync: bytes | None = None) -> bytes:
+    """Encode `record` as a container file as Hudi 1.x writes it (its schema text, `SCHEMAS_1X`);
+    `sync`: the marker to reuse (a file re-encoded), else a random one as Java's."""
+    body = io.BytesIO()
+    try:
+        fastavro.schemaless_writer(body, parsed_1x(schema_name), record, strict_allow_default=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"record does not fit {schema_name}: {exc}") from exc
+    return _container(java_text(SCHEMAS_1X[schema_name]), body.getvalue(), sync or os.urandom(16))
+
+
+def _container(schema_text: str, data: bytes, sync: bytes) -> bytes:
+    """The container file of one encoded record, laid out as Java's DataFileWriter writes it."""
+    schema_entry = _bytes(b"avro.schema") + _bytes(schema_text.encode())
     header = MAGIC + encode_long(1) + schema_entry + encode_long(0) + sync  # metadata: one entry, end
     # one block: count, size, data, sync; joined once (a plan's data runs to tens of megabytes)
     return b"".join((header, encode_long(1), encode_long(len(data)), data, sync))
@@ -176,14 +200,20 @@ def deserialize_metadata(data: bytes, schema_name: str, path: str,
     return _single_record(reader, schema_name, path)
 
 
-def deserialize_any(data: bytes, path: str) -> tuple[str, dict[str, Any]]:
+def deserialize_any(data: bytes, path: str, hudi_1x: bool = False) -> tuple[str, dict[str, Any]]:
     """Decode a container file of unknown type: (short record name, record).
 
-    Known record types are read with our schema, so the record has our field set; others with the
-    writer's schema.
+    Known record types are read with our schema (`hudi_1x`: as Hudi 1.x defines them), so the record
+    has that field set; others with the writer's schema.
     """
     reader = _open(data, path, None)
     name = _writer_name(reader)
-    if name in SCHEMAS:
-        reader = _open(data, path, parsed(name))
+    if name in (SCHEMAS_1X if hudi_1x else SCHEMAS):
+        reader = _open(data, path, parsed_1x(name) if hudi_1x else parsed(name))
     return name, _single_record(reader, name, path)
+
+
+def sync_marker(data: bytes) -> bytes:
+    """The sync marker of a container file that `deserialize_any` has read (a well-formed header)."""
+    _, pos = _HEADER(data, len(MAGIC))
+    return data[pos:pos + 16]

@@ -14,6 +14,7 @@ carry the same schema text as Hudi's own.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
@@ -333,27 +334,28 @@ _DEFINITIONS: list[dict[str, Any]] = [
 _RECORDS: dict[str, dict[str, Any]] = {record["name"]: record for record in _DEFINITIONS}
 
 
-def _inline(type_: Any, defined: set[str]) -> Any:
-    """Copy `type_`, replacing the first reference to each record by its definition."""
-    if isinstance(type_, list):
-        return [_inline(branch, defined) for branch in type_]
-    if isinstance(type_, str):
-        if type_ not in _RECORDS or type_ in defined:
-            return type_
-        defined.add(type_)
-        record = _RECORDS[type_]
-        return {**record, "fields": [{**f, "type": _inline(f["type"], defined)} for f in record["fields"]]}
-    if type_["type"] == "array":
-        return {**type_, "items": _inline(type_["items"], defined)}
-    return {**type_, "values": _inline(type_["values"], defined)}
+def standalone_schemas(records: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The standalone schema of each record of `records`, every record it refers to defined in
+    full where first used (as Java's `Schema.toString` writes them)."""
+
+    def inline(type_: Any, defined: set[str]) -> Any:
+        if isinstance(type_, list):
+            return [inline(branch, defined) for branch in type_]
+        if isinstance(type_, str):
+            if type_ not in records or type_ in defined:
+                return type_
+            defined.add(type_)
+            record = records[type_]
+            return {**record, "fields": [{**f, "type": inline(f["type"], defined)} for f in record["fields"]]}
+        if type_["type"] == "array":
+            return {**type_, "items": inline(type_["items"], defined)}
+        return {**type_, "values": inline(type_["values"], defined)}
+
+    return {name: {"type": "record", "name": name, "namespace": NAMESPACE,
+                   "fields": inline(name, set())["fields"]} for name in records}
 
 
-def _standalone(name: str) -> dict[str, Any]:
-    schema = _inline(name, set())
-    return {"type": "record", "name": name, "namespace": NAMESPACE, "fields": schema["fields"]}
-
-
-SCHEMAS: dict[str, dict[str, Any]] = {name: _standalone(name) for name in _RECORDS}
+SCHEMAS: dict[str, dict[str, Any]] = standalone_schemas(_RECORDS)
 """Standalone schema of every Hudi record type we know, keyed by short record name. Read-only."""
 
 
@@ -398,7 +400,55 @@ def _java_field(field: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def java_text(schema: dict[str, Any]) -> str:
+    """The text of Java `Schema.toString()` of a standalone schema."""
+    return json.dumps(_java(schema), separators=(",", ":"), ensure_ascii=False)
+
+
 @cache
 def java_schema_json(name: str) -> str:
     """The schema text Hudi's Java writer puts into the `avro.schema` header entry for record `name`."""
-    return json.dumps(_java(SCHEMAS[name]), separators=(",", ":"), ensure_ascii=False)
+    return java_text(SCHEMAS[name])
+
+
+# Hudi 1.x (table versions 8/9) writes its timeline with newer versions of some records: the fields
+# 1.0/1.1 added (each optional, so 0.x readers resolve them away), as the `avro.schema` headers of
+# the Java-written tables of ../shared show them (apache/hudi hudi-common/src/main/avro, 1.0.x).
+_MISSING_PARTITIONS = _optional("missingSchedulePartitions", _STRINGS)
+_RECORDS_1X_CHANGES = [
+    _record("HoodieRuntimeStats", *_optionals("long", "totalScanTime", "totalCreateTime", "totalUpsertTime")),
+    _record(
+        "HoodieWriteStat",
+        *_RECORDS["HoodieWriteStat"]["fields"],
+        _optional("logVersion", "int"),
+        _optional("logOffset", "long"),
+        _optional("baseFile", "string"),
+        _optional("logFiles", _array("string", default=None)),
+        _optional("cdcStats", _map("long", default=None)),
+        _optional("prevBaseFile", "string"),
+        *_optionals("long", "minEventTime", "maxEventTime"),
+        _optional("runtimeStats", "HoodieRuntimeStats"),
+        *_optionals("long", "totalLogFilesCompacted", "totalLogReadTimeMs", "totalLogSizeCompacted"),
+        _optional("tempPath", "string"),
+        _optional("numUpdates", "long"),
+    ),
+    *(_record(name, fields[0], _optional("compacted", "boolean"), *fields[1:])
+      for name in ("HoodieCommitMetadata", "HoodieReplaceCommitMetadata")
+      for fields in [_RECORDS[name]["fields"]]),
+    *(_record(name, *_RECORDS[name]["fields"], _MISSING_PARTITIONS)
+      for name in ("HoodieCompactionPlan", "HoodieClusteringPlan")),
+    _record(
+        "HoodieIndexPlan",
+        _version(),
+        _optional("indexPartitionInfos", _array("HoodieIndexPartitionInfo")),
+    ),
+]
+SCHEMAS_1X: dict[str, dict[str, Any]] = standalone_schemas(
+    _RECORDS | {record["name"]: record for record in _RECORDS_1X_CHANGES})
+"""The records as Hudi 1.x writes them (the others as in 0.15), keyed by short record name."""
+
+
+@cache
+def parsed_1x(name: str) -> dict[str, Any]:
+    """`fastavro.parse_schema` of `SCHEMAS_1X[name]`, parsed once per process."""
+    return fastavro.parse_schema(SCHEMAS_1X[name])

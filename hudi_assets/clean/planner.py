@@ -8,7 +8,7 @@ on a cluster. With a metadata table (`hoodie.metadata.enable`), partitions and f
 `files` partition instead of storage, read on the driver a batch of `cleaner.parallelism` partitions
 at a time, as Hudi's `loadPartitions` does before each batch: the tasks get their partition's names
 and sizes and list nothing, and the driver holds one batch of names at a time.
-Spec: table-services.md §3; Hudi: CleanPlanner, CleanerUtils, CleanPlanActionExecutor.
+Spec: table-services.md §3; Hudi: CleanPlanner, CleanPlanActionExecutor (CleanerUtils: `retention.py`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from array import array
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from functools import partial
 from itertools import repeat
 
@@ -33,49 +33,13 @@ from hudi_assets.fsview import (
 )
 from hudi_assets.java_collections import JavaHashMap, java_hashmap_order, java_string_hash
 from hudi_assets.metadata.table import listing_metadata_table
+from hudi_assets.retention import earliest_commit_to_retain
 from hudi_assets.storage import DirectoryListing, Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import REPLACE_COMMIT, Instant
-from hudi_assets.timeline.instant_time import format_instant_time
-from hudi_assets.timeline.timeline import Timeline
 
 log = logging.getLogger(__name__)
-
-
-# ------------------------------------------------------------------------------ ECTR (CleanerUtils)
-def earliest_commit_to_retain(commits: Timeline, config: CleanConfig,
-                              now: datetime | None = None) -> Instant | None:
-    """CleanerUtils.getEarliestCommitToRetain over a commits timeline of any state.
-
-    The cleaner passes COMMITS+COMPACTION (pending compactions pin the result); the archiver passes
-    COMMITS(all) with `now` taken from the latest commit (table-services.md 3.1 and 5.1).
-    """
-    completed = commits.filter_completed().instants
-    if config.policy == CleaningPolicy.KEEP_LATEST_COMMITS:
-        retained = config.commits_retained
-        if len(completed) <= retained or retained <= 0:
-            return None  # retained = 0: the n-th instant is out of range, never clean
-        candidate = completed[len(completed) - retained]
-        pending = commits.filter_pending().first()
-        if pending is None or candidate.sort_key <= pending.sort_key:
-            return candidate
-        before = [i for i in completed if i.timestamp < pending.timestamp]
-        return before[-1] if before else None
-    if config.policy == CleaningPolicy.KEEP_LATEST_BY_HOURS:
-        cutoff = hours_cutoff(config.hours_retained, now)
-        return next((i for i in completed if i.timestamp >= cutoff), None)
-    return None
-
-
-def hours_cutoff(hours: int, now: datetime | None = None) -> str:
-    """now - hours as `yyyyMMddHHmmssSSS` in the process time zone (Hudi applies the table's zone
-    and then converts back to an absolute instant, so only the JVM default zone matters)."""
-    moment = now or datetime.now(UTC)
-    if moment.tzinfo is None:
-        moment = moment.astimezone()  # a naive time is local wall-clock time
-    moment -= timedelta(hours=hours)  # on an aware time: exact, also across DST changes
-    return format_instant_time(moment.astimezone().replace(tzinfo=None))
 
 
 # ------------------------------------------------------------------------- per-partition decisions

@@ -35,7 +35,6 @@ from typing import Any
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
-from hudi_assets.clean.planner import earliest_commit_to_retain
 from hudi_assets.engine import Engine, LocalEngine, gc_paused, store_map
 from hudi_assets.exceptions import PathOutsideTableError, UnsafePlanError
 from hudi_assets.fsview import (
@@ -45,6 +44,7 @@ from hudi_assets.fsview import (
     NameSearch,
     file_group_instants,
 )
+from hudi_assets.retention import earliest_commit_to_retain
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_paths import is_normal, partition_problem, table_relative

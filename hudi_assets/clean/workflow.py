@@ -30,6 +30,7 @@ from hudi_assets.engine import Engine
 from hudi_assets.exceptions import DeleteFailedError, HudiAssetsError, HudiInputError, UnsupportedTableError
 from hudi_assets.heartbeat import HeartbeatConfig
 from hudi_assets.metadata.clean_records import refuse_unknown_partitions
+from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.rollback import RollbackHooks, failed_writes, pending_rollbacks, rollback_failed_writes
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
@@ -302,7 +303,7 @@ def roll_back_failed_writes(table: HoodieTable, config: CleanConfig, engine: Eng
                 log.warning("%s: failed writes are not rolled back while a pending clean plan is refused",
                             table.base_path)
                 return
-        rollback_failed_writes(table, engine, hooks=hooks, now=now)
+        rollback_failed_writes(table, engine, hooks=hooks, now=now, metadata=MetadataTableSink(table))
 
 
 def clean_table(table: HoodieTable, config: CleanConfig, engine: Engine | None = None,

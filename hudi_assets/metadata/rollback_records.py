@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hudi_assets.exceptions import HudiAssetsError
+from hudi_assets.metadata.clean_records import refuse_unknown_partitions
 from hudi_assets.metadata.payloads import MetadataRecord, partition_files_record
 from hudi_assets.metadata.writer import MetadataTableWriter
 from hudi_assets.rollback.metadata import RollbackPlan
@@ -63,6 +64,21 @@ def update_metadata_table(table: HoodieTable, rollback_time: str, rollback_metad
     if on_timeline or failed in pending_rollbacks(mdt):
         writer.roll_back(failed, f"{rollback_time}{ROLLBACK_SUFFIX}")
     reached("mdt_rolled_back")
+
+
+class MetadataTableSink:
+    """What a rollback of `table`'s data hands the metadata table (`rollback.executor.MetadataSink`):
+    the refusal of a metadata table hudi-assets cannot keep in step, and steps 1 and 2 above."""
+
+    def __init__(self, table: HoodieTable):
+        self.table = table
+
+    def refuse_unwritable(self, action: str) -> None:
+        refuse_unknown_partitions(self.table, action)
+
+    def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,
+                 reached: Callable[[str], None]) -> None:
+        update_metadata_table(self.table, rollback_time, record, plan, reached)
 
 
 def _validate_rollback(writer: MetadataTableWriter, failed: str) -> None:

@@ -54,7 +54,7 @@ class MetadataTable:
         self.data_storage = (base_path if isinstance(base_path, Storage)
                              else Storage(base_path, storage_options))
         self.data_config: TableConfig = load_table_config(self.data_storage)
-        self.data_config.check_readable(self.data_storage.uri(PROPERTIES_FILE))
+        self.data_config.check_supported(self.data_storage.uri(PROPERTIES_FILE))
         mdt_properties = f"{METADATA_FOLDER}/{PROPERTIES_FILE}"
         if not self.data_config.has_metadata_table or not self.data_storage.exists(mdt_properties):
             raise MetadataTableNotFoundError(
@@ -66,7 +66,7 @@ class MetadataTable:
                 "initialized (not in hoodie.table.metadata.partitions)")
         self.storage = Storage(f"{self.data_storage.base_uri}/{METADATA_FOLDER}", self.data_storage.options)
         self.config: TableConfig = load_table_config(self.storage)
-        self.config.check_readable(self.storage.uri(PROPERTIES_FILE))
+        self.config.check_supported(self.storage.uri(PROPERTIES_FILE))
         self.data_timeline: ActiveTimeline = load_active_timeline(self.data_storage, self.data_config)
         self.timeline: ActiveTimeline = load_active_timeline(self.storage, self.config)
 

@@ -28,7 +28,8 @@ def _state(instant) -> str:
 def archive_batch(context: dg.AssetExecutionContext, key: str):
     """Archives the instants Hudi 0.15's archiver would, reporting each fence that limited it."""
     hudi = context.resources.hudi
-    yield from retention_guard(context, hudi, key)
+    if not (yield from retention_guard(context, hudi, key)):
+        return
     archiver = _archiver(hudi, key)
     before = len(archiver.table.active_timeline)
     selection = archiver.select()
@@ -64,7 +65,8 @@ def archive_batch(context: dg.AssetExecutionContext, key: str):
 def merged_archive_files(context: dg.AssetExecutionContext, key: str):
     """Merges small archive files when `hoodie.archive.merge.enable` is set (or says why not)."""
     hudi = context.resources.hudi
-    yield from retention_guard(context, hudi, key)
+    if not (yield from retention_guard(context, hudi, key)):
+        return
     archiver = _archiver(hudi, key)
     before = {s.name: s.size for s in archiver.archived.archive_files()}
     if hudi.dry_run:

@@ -12,7 +12,7 @@ import dagster as dg
 import pandas as pd
 
 from hudi_assets.maintenance import maintenance_status
-from hudi_assets.orchestration.checks import check_result, logged, settings_in_force
+from hudi_assets.orchestration.checks import check_result, logged, refused, settings_in_force
 from hudi_assets.orchestration.display import bytes_metadata, instant_epoch, instant_metadata, table_value
 from hudi_assets.orchestration.invariants import TIMELINE_SCHEMA, violations
 from hudi_assets.orchestration.metadata_checks import metadata_table_facts
@@ -75,6 +75,15 @@ def timeline_is_well_formed(context: dg.AssetCheckExecutionContext, key: str) ->
     frame = timeline_frame(context.resources.hudi.open(key), details=False)
     return check_result(context.op_execution_context, "timeline_is_well_formed",
                         violations(TIMELINE_SCHEMA, frame), frame, "malformed timeline")
+
+
+def timeline_guard(context: dg.OpExecutionContext, table: HoodieTable, key: str) -> bool:
+    """Whether clean_plan may plan on this timeline: the well-formedness the check on timeline_snapshot
+    shows, re-read by the first deleting step (no check is `blocking=True`, see `factory`), so a
+    malformed timeline stops the clean and the steps after it."""
+    failures = violations(TIMELINE_SCHEMA, timeline_frame(table, details=False))
+    return failures.empty or refused(context, f"{key} ({table.base_path}): malformed timeline (see the check "
+                                              "timeline_is_well_formed); nothing was planned or deleted")
 
 
 def no_stale_pending_write(context: dg.AssetCheckExecutionContext, key: str) -> dg.AssetCheckResult:

@@ -24,7 +24,7 @@ from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.maintenance import MaintenanceStatus, maintenance_status
 from hudi_assets.orchestration.checks import settings_in_force
 from hudi_assets.orchestration.resources import HudiTableRegistry
-from hudi_assets.orchestration.tables import DRY_RUN_TAG, TABLE_TAG
+from hudi_assets.orchestration.tables import TABLE_TAG, run_tags
 from hudi_assets.table import HoodieTable
 
 PARTITION_TAG = "dagster/partition"
@@ -40,7 +40,6 @@ class TableTarget:
     asset_keys: frozenset[dg.AssetKey]
     job_name: str
     partition_key: str | None = None
-    check_keys: frozenset[dg.AssetCheckKey] | None = None  # None: every check of `asset_keys`
 
     def owns(self, run: dg.DagsterRun) -> bool:
         """Whether `run` works on this table, however it was launched (sensor, UI, backfill, CLI)."""
@@ -52,14 +51,33 @@ class TableTarget:
 
     def run_request(self, reason: str, registry: HudiTableRegistry,
                     run_key: str | None = None) -> dg.RunRequest:
-        tags = {TABLE_TAG: self.key, "hudi/reason": reason}
-        if registry.dry_run:
-            tags[DRY_RUN_TAG] = "true"
-        checks = (None if self.check_keys is None
-                  else sorted(self.check_keys, key=lambda k: k.to_user_string()))
+        """A run of every asset of the table and their checks, tagged as every run of it is."""
         return dg.RunRequest(run_key=run_key, partition_key=self.partition_key,
                              asset_selection=sorted(self.asset_keys, key=lambda k: k.path),
-                             asset_check_keys=checks, tags=tags)
+                             tags={**run_tags(self.key, registry.dry_run), "hudi/reason": reason})
+
+
+@dataclass
+class SensorCursor:
+    """The sensor's memory: each table's fingerprint when last requested or dismissed, and a sequence
+    that makes every run key new (Dagster drops a request whose run key it has seen, so a fingerprint
+    that comes back, e.g. settings returned to an earlier value, must not make a key seen before)."""
+
+    marks: dict[str, str]
+    sequence: int = 0
+
+    @classmethod
+    def parse(cls, text: str | None) -> SensorCursor:
+        data = json.loads(text) if text else {}
+        return cls(dict(data.get("marks", {})), int(data.get("sequence", 0)))
+
+    def next_run_key(self, key: str) -> str:
+        self.sequence += 1
+        return f"{key}:{self.sequence}"
+
+    def dump(self, tables: dict[str, str]) -> str:
+        marks = {k: v for k, v in self.marks.items() if k in tables}
+        return json.dumps({"marks": marks, "sequence": self.sequence}, sort_keys=True)
 
 
 def fingerprint(table: HoodieTable) -> str:
@@ -112,7 +130,7 @@ def build_sensor(selection: dg.AssetSelection, target: Callable[[str], TableTarg
         tables = hudi.tables()
         targets, partition_requests = _registered(context, tables, partitions, target)
         busy = _busy(context, targets)
-        cursor: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+        cursor = SensorCursor.parse(context.cursor)
         requests, reasons = [], []
         for t in targets:
             if t.key in busy:
@@ -129,20 +147,21 @@ def build_sensor(selection: dg.AssetSelection, target: Callable[[str], TableTarg
                 continue
             if not status.due:
                 note = f"{t.key}: not due ({why(status)})"
-            elif cursor.get(t.key) == mark:
+            elif cursor.marks.get(t.key) == mark:
                 note = f"{t.key}: due, already requested for this timeline and these settings"
             else:
                 note = None
-                requests.append(t.run_request("clean" if status.clean_due else "archive", hudi,
-                                              run_key=f"{t.key}:{mark}"))
-                context.log.info(f"{t.key}: requesting maintenance ({why(status)})")
+                reason = "clean" if status.clean_due else "archive"
+                run_key = cursor.next_run_key(t.key)
+                requests.append(t.run_request(reason, hudi, run_key=run_key))
+                context.log.info(f"{t.key}: requested a run ({reason} due: {why(status)}; run key {run_key})")
             if note:
                 reasons.append(note)
                 context.log.info(note)
-            cursor[t.key] = mark
+            cursor.marks[t.key] = mark
         return dg.SensorResult(
             run_requests=requests, dynamic_partitions_requests=partition_requests,
-            cursor=json.dumps({k: v for k, v in cursor.items() if k in tables}, sort_keys=True),
+            cursor=cursor.dump(tables),
             skip_reason=None if requests else ("; ".join(reasons) or "no tables registered"))
 
     return hudi_maintenance_sensor

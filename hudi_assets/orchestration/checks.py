@@ -1,12 +1,13 @@
 """Check results, and the settings guard every deleting step runs before it touches the table.
 
-A blocking check stops the steps after its asset, never the asset itself: materializing
-`archive_batch` alone would run past a failed check on `timeline_snapshot`. So each step that deletes or
-archives evaluates the settings check first, reports it as its own blocking check, and stops (nothing
-deleted) when it fails.
+Guards live in the steps, not in Dagster's `blocking=True`: a failed blocking check fails its step and
+so the run, and Dagster then shows every check planned in that run and not evaluated as "Execution
+failed". Instead each step that deletes or archives evaluates the settings check first, reports it as
+its own check (ERROR), and when it fails ends without output (a refusal): nothing deleted, no
+materialization recorded, later steps skipped, and their checks read Skipped (see `factory`).
 
 The settings check shows the core's findings (`config_options.check`), each with its rule, severity,
-message and keys, worded as the CLI and the API word them. Policy of this face: it blocks on the
+message and keys, worded as the CLI and the API word them. Policy of this face: it refuses on the
 `retained_below_keep_min` warning too (Hudi only warns and raises the archiver's minimum; unattended
 runs stop instead: archiving instants the cleaner still needs leaves files no instant accounts for).
 """
@@ -91,15 +92,17 @@ def retention_settings_are_safe(context: dg.AssetCheckExecutionContext, key: str
     return retention_check(context.op_execution_context, context.resources.hudi, key)
 
 
+def refused(context: dg.OpExecutionContext, message: str) -> bool:
+    """Logs why a step stops before touching the table; False, for `return (yield from guard(...))`."""
+    context.log.error(f"refused: {message}")
+    return False
+
+
 def retention_guard(context: dg.OpExecutionContext, hudi: HudiTableRegistry, key: str):
-    """Yields the settings check of a deleting step; raises (the step deletes nothing) when it blocks."""
+    """Yields the settings check of a deleting step; returns whether the step may go on."""
     result = retention_check(context, hudi, key)
     yield result
     if result.severity == dg.AssetCheckSeverity.ERROR and not result.passed:
-        raise dg.Failure(description=f"{key}: {result.description}; nothing was planned, deleted or archived",
-                         allow_retries=False)
-
-
-def retention_spec(asset: dg.AssetKey, partitions_def: dg.PartitionsDefinition | None) -> dg.AssetCheckSpec:
-    return dg.AssetCheckSpec(RETENTION_CHECK, asset=asset, blocking=True, description=RETENTION_DESCRIPTION,
-                             partitions_def=partitions_def)
+        return refused(context, f"{key} ({hudi.base_path(key)}): {result.description}; nothing was planned, "
+                                "deleted or archived")
+    return True

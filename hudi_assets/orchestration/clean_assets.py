@@ -34,10 +34,12 @@ from hudi_assets.clean.workflow import (
 )
 from hudi_assets.exceptions import DeleteFailedError
 from hudi_assets.fsview import FileSystemView
-from hudi_assets.orchestration.checks import check_result, logged, retention_guard
+from hudi_assets.orchestration.assets import timeline_guard
+from hudi_assets.orchestration.checks import check_result, logged, refused, retention_guard
 from hudi_assets.orchestration.display import bytes_metadata, instant_metadata, readable_bytes, table_value
 from hudi_assets.orchestration.invariants import SURVIVORS_SCHEMA, violations
 from hudi_assets.orchestration.metadata_checks import metadata_guard
+from hudi_assets.orchestration.operations import DISCARD_JOB
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 
@@ -71,7 +73,8 @@ def _plan_metadata(frame: pd.DataFrame) -> dict[str, object]:
     }
 
 
-def plan_check(context: dg.OpExecutionContext, report: ValidationReport) -> dg.AssetCheckResult:
+def plan_check(context: dg.OpExecutionContext, table: HoodieTable, report: ValidationReport
+               ) -> dg.AssetCheckResult:
     """The core's verdict on the plans, with the offending rows the CLI prints too."""
     if report.safe:
         return dg.AssetCheckResult(check_name="plan_is_safe", passed=True,
@@ -82,8 +85,9 @@ def plan_check(context: dg.OpExecutionContext, report: ValidationReport) -> dg.A
     return logged(context, dg.AssetCheckResult(
         check_name="plan_is_safe", passed=False, severity=dg.AssetCheckSeverity.ERROR,
         description=f"unsafe clean plan {first.plan_file}: {first.path}: {first.problem} "
-                    f"({len(frame)} offending entries); nothing was deleted. Remove it with "
-                    f"`hudi-assets clean PATH --discard-pending {first.instant}`",
+                    f"({len(frame)} offending entries); nothing was deleted. Remove it with the job "
+                    f"{DISCARD_JOB} (table, instant {first.instant}) or `hudi-assets clean {table.base_path} "
+                    f"--discard-pending {first.instant}`",
         metadata={"offending_rows": table_value(frame.head(50))},
     ))
 
@@ -91,14 +95,18 @@ def plan_check(context: dg.OpExecutionContext, report: ValidationReport) -> dg.A
 def clean_plan(context: dg.AssetExecutionContext, key: str):
     """The clean Hudi would run now (or the pending ones it would finish first), one row per file."""
     hudi = context.resources.hudi
-    yield from retention_guard(context, hudi, key)
+    if not (yield from retention_guard(context, hudi, key)):
+        return
     table = hudi.open(key)
+    if not timeline_guard(context, table, key):
+        return
     config = CleanConfig.from_write_config(table.write_config)
     refuse_unsupported(table, config)
     if not hudi.dry_run:  # under LAZY, failed writes go first: they would pin the ECTR forever
         roll_back_failed_writes(table, config, hudi.engine_for(context.resources.spark))
     pending = pending_cleans(table)
-    yield from metadata_guard(context, key, table, config, pending)
+    if not (yield from metadata_guard(context, key, table, config, pending)):
+        return
     plans = [p for p in pending if p.plan is not None]
     planner = None
     if plans:
@@ -111,8 +119,12 @@ def clean_plan(context: dg.AssetExecutionContext, key: str):
     else:
         plan, instant, source, report = None, None, "not due", ValidationReport()
     frame = _plan_frame(table, [plan] if plan else [], planner)
-    yield plan_check(context, report)
-    if report.safe and plan and source == "planned" and not hudi.dry_run:
+    check = plan_check(context, table, report)
+    yield check
+    if not check.passed:
+        refused(context, f"{key}: {check.description}")
+        return
+    if plan and source == "planned" and not hudi.dry_run:
         instant = request_clean(table, config, plan)
     ectr = plan.ectr_timestamp if plan else None
     context.log.info(f"{key}: clean {source}{' (dry run)' if hudi.dry_run else ''}: {len(frame)} files, "
@@ -123,7 +135,7 @@ def clean_plan(context: dg.AssetExecutionContext, key: str):
         "source": source,
         "dry_run": hudi.dry_run,
         "policy": config.policy,
-        **instant_metadata("clean", instant if report.safe else None, zone),
+        **instant_metadata("clean", instant, zone),
         **instant_metadata("earliest_commit_to_retain", ectr, zone),
         "partitions_to_delete": len(plan.partitions_to_delete) if plan else 0,
         **_plan_metadata(frame),
@@ -164,7 +176,8 @@ def _deleted(table: HoodieTable, instants: list[str]) -> set[tuple[str, str]]:
 def clean_result(context: dg.AssetExecutionContext, key: str):
     """Executes every pending clean as the timeline holds it now, and reports what was deleted."""
     hudi = context.resources.hudi
-    yield from retention_guard(context, hudi, key)
+    if not (yield from retention_guard(context, hudi, key)):
+        return
     table = hudi.open(key)
     config = CleanConfig.from_write_config(table.write_config)
     plans = [p.plan for p in pending_cleans(table) if p.plan is not None]

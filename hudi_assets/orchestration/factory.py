@@ -3,11 +3,23 @@
 Two layouts of the same five steps (timeline_snapshot -> clean_plan -> clean_result -> archive_batch ->
 merged_archive_files):
 
-- per table (default): every table has its own asset keys `hudi/<database>/<table>/<step>`, group per
-  database, its own job, and a pool every step claims, so check status, plots and history are the
-  table's own and no two runs of one table are ever in progress at once.
-- partitioned: one set of assets with a dynamic partition per table (for roots holding many tables);
-  the checks are partitioned too (a preview feature of Dagster 1.13), so their status is per table.
+- per table (default): every table has its own asset keys `hudi/<database>/<table>/<step>`, its own
+  group `<database>__<table>` (the global lineage names it), its own job, and a pool every step claims,
+  so check status, plots and history are the table's own and no two runs of one table are ever in
+  progress at once.
+- partitioned (preview): one set of assets with a dynamic partition per table (for roots holding many
+  tables); the checks are partitioned too, a preview feature of Dagster 1.13 whose UI does not agree
+  with itself: the check list can show the latest partition's verdict while the detail shows another,
+  and the Partitions tab colours partitions by materialization, not by check. Read a table's state from
+  its partition's runs and check history.
+
+Honest states: each step is a `multi_asset` with `can_subset=True` over one `AssetSpec(skippable=True)`.
+That makes its output and its check outputs optional (Dagster 1.13's decorator builder marks check
+outputs required unless `can_subset`), so a step refused by its guard yields its failed check and
+ends without output; the run finishes without failure, later steps are skipped, and every planned
+check not evaluated resolves to SKIPPED (`AssetCheckExecutionRecord.resolve_status`: PLANNED in a run
+that finished without failure), where a failed run would show "Execution failed". No check is
+`blocking=True` for the same reason: a failed blocking check fails its step and the run.
 """
 
 import inspect
@@ -28,23 +40,20 @@ from hudi_assets.orchestration.checks import (
     RETENTION_CHECK,
     RETENTION_DESCRIPTION,
     retention_settings_are_safe,
-    retention_spec,
+    settings_in_force,
 )
 from hudi_assets.orchestration.clean_assets import clean_plan, clean_result
-from hudi_assets.orchestration.metadata_checks import (
-    AGREES,
-    AGREES_DESCRIPTION,
-    AGREES_ELSEWHERE,
-    AGREES_ELSEWHERE_DESCRIPTION,
-    metadata_table_agrees_elsewhere,
-)
+from hudi_assets.orchestration.metadata_checks import AGREES, AGREES_DESCRIPTION
+from hudi_assets.orchestration.operations import operation_jobs
 from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.orchestration.tables import (
-    DRY_RUN_TAG,
+    RUNBOOK,
     HudiTableSpec,
     HudiTranslator,
+    annotated,
     asset_key,
     describe_tables,
+    tag_run,
 )
 
 TABLES = dg.DynamicPartitionsDefinition(name="hudi_tables")
@@ -62,49 +71,43 @@ class Step:
     upstream: str | None = None
     spark: bool = False
     deletes: bool = False  # writes to the table: runs the retention guard first
-    checks: tuple[tuple[str, bool, str], ...] = ()  # (name, blocking, description) reported by the body
+    checks: tuple[tuple[str, str], ...] = ()  # (name, description) reported by the body
 
 
 STEPS = (
     Step("timeline_snapshot", timeline_snapshot),
     Step("clean_plan", clean_plan, "timeline_snapshot", spark=True, deletes=True, checks=(
-        (AGREES, True, AGREES_DESCRIPTION),
-        ("plan_is_safe", True, "Every pending plan, and a new one before it is requested, passes the core's "
+        (AGREES, AGREES_DESCRIPTION),
+        ("plan_is_safe", "Every pending plan, and a new one before it is requested, passes the core's "
                                "safety rule: data files of the table only, inside the base path; no latest "
                                "slice, savepointed file, file read by a pending compaction/clustering, or "
                                "slice a reader at the earliest commit to retain needs."),)),
     Step("clean_result", clean_result, "clean_plan", spark=True, deletes=True, checks=(
-        ("retained_files_exist", True, "After the clean, every file of the latest slices and every file "
+        ("retained_files_exist", "After the clean, every file of the latest slices and every file "
                                        "written at or after the earliest commit to retain still exists."),
-        ("no_failed_deletes", False, "WARN when a file could not be deleted (the next clean retries it)."))),
+        ("no_failed_deletes", "WARN when a file could not be deleted (the next clean retries it)."))),
     Step("archive_batch", archive_batch, "clean_result", deletes=True, checks=(
-        ("archived_instants_readable", True, "Every state file removed from the active timeline reads back "
+        ("archived_instants_readable", "Every state file removed from the active timeline reads back "
                                              "from the archive."),)),
     Step("merged_archive_files", merged_archive_files, "archive_batch", deletes=True),
 )
 
 @dataclass(frozen=True)
 class StandaloneCheck:
-    """A check that runs on its own (the UI's Execute button runs it alone); `per_run`: also in every
-    maintenance run (jobs, sensor, schedule)."""
+    """A check on timeline_snapshot that runs on its own too (the UI's Execute button) and in every
+    maintenance run. ERROR checks show failed; the steps that delete guard themselves (see `checks`)."""
 
     name: str
     function: Callable
-    blocking: bool
     description: str
-    asset: str = "timeline_snapshot"
-    per_run: bool = True
 
 
 STANDALONE_CHECKS = (
-    StandaloneCheck(RETENTION_CHECK, retention_settings_are_safe, True, RETENTION_DESCRIPTION),
-    StandaloneCheck("timeline_is_well_formed", timeline_is_well_formed, True,
+    StandaloneCheck(RETENTION_CHECK, retention_settings_are_safe, RETENTION_DESCRIPTION),
+    StandaloneCheck("timeline_is_well_formed", timeline_is_well_formed,
                     "Every instant time is well formed and no two instants share time and action."),
-    StandaloneCheck("no_stale_pending_write", no_stale_pending_write, False,
+    StandaloneCheck("no_stale_pending_write", no_stale_pending_write,
                     "WARN when the oldest pending write, which fences archiving, is over a day old."),
-    # A full listing of the table: not in every run (see orchestration.metadata_checks).
-    StandaloneCheck(AGREES_ELSEWHERE, metadata_table_agrees_elsewhere, False, AGREES_ELSEWHERE_DESCRIPTION,
-                    asset="clean_plan", per_run=False),
 )
 
 
@@ -130,8 +133,18 @@ class _Layout:
     pool: str | None = None  # the table's pool (per table), claimed by every step but Spark ones
     spark_pool: str | None = None  # claimed by Spark steps when the engine is Spark
     owners: list[str] = field(default_factory=list)
+    runbook_url: str = ""
     tags: dict[str, str] = field(default_factory=dict)
     metadata: dict[str, object] = field(default_factory=dict)
+
+    def check_spec(self, asset: dg.AssetKey, name: str, description: str) -> dg.AssetCheckSpec:
+        return dg.AssetCheckSpec(name, asset=asset, description=annotated(description, self.owners,
+                                                                          self.runbook_url),
+                                 metadata=self.check_metadata, partitions_def=self.partitions_def)
+
+    @property
+    def check_metadata(self) -> dict[str, object]:
+        return {RUNBOOK: dg.MetadataValue.url(self.runbook_url)} if self.runbook_url else {}
 
 
 def _code_reference(function: Callable) -> dg.CodeReferencesMetadataValue:
@@ -143,36 +156,63 @@ def _code_reference(function: Callable) -> dg.CodeReferencesMetadataValue:
             dg.LocalFileCodeReference(file_path=inspect.getsourcefile(function), line_number=start)])
 
 
+def _plotted(value: object) -> bool:
+    return (isinstance(value, int | float) and not isinstance(value, bool)) or isinstance(
+        value, dg.IntMetadataValue | dg.FloatMetadataValue)
+
+
+def run_materialization(result: dg.MaterializeResult, hudi: HudiTableRegistry, key: str, deletes: bool
+                        ) -> dg.MaterializeResult:
+    """The step's metadata with the settings this run used; a deleting step's plotted figures of a dry
+    run under `dry_run/<name>`, so that planned figures never share a plot with done ones."""
+    config = hudi.open(key).write_config
+    settings = {"dry_run": hudi.dry_run, "engine": hudi.engine, **settings_in_force(config)}
+    dry = hudi.dry_run and deletes
+    metadata = {f"dry_run/{name}" if dry and _plotted(value) else name: value
+                for name, value in (result.metadata or {}).items()}
+    return dg.MaterializeResult(metadata={**metadata, "run_settings": dg.MetadataValue.json(settings)})
+
+
 def _asset(step: Step, layout: _Layout) -> dg.AssetsDefinition:
     key = asset_key(layout.prefix, step.name)
-    specs = [retention_spec(key, layout.partitions_def)] if step.deletes else []
-    specs += [dg.AssetCheckSpec(name, asset=key, blocking=blocking, description=description,
-                                partitions_def=layout.partitions_def)
-              for name, blocking, description in step.checks]
+    checks = ((RETENTION_CHECK, RETENTION_DESCRIPTION),) * step.deletes + step.checks
+    spec = dg.AssetSpec(
+        key, deps=[asset_key(layout.prefix, step.upstream)] if step.upstream else [],
+        group_name=layout.group, partitions_def=layout.partitions_def, skippable=True,
+        kinds={"hudi", "spark"} if step.spark else {"hudi"}, owners=layout.owners, tags=layout.tags,
+        description=inspect.getdoc(step.compute),
+        metadata={**layout.metadata, "dagster/code_references": _code_reference(step.compute)})
 
-    @dg.asset(
-        key=key, deps=[asset_key(layout.prefix, step.upstream)] if step.upstream else [],
-        group_name=layout.group, partitions_def=layout.partitions_def, check_specs=specs,
-        kinds={"hudi", "spark"} if step.spark else {"hudi"},
+    @dg.multi_asset(
+        name="__".join(key.path), specs=[spec], can_subset=True, partitions_def=layout.partitions_def,
+        check_specs=[layout.check_spec(key, name, description) for name, description in checks],
         pool=layout.spark_pool if step.spark and layout.spark_pool else layout.pool,
-        owners=layout.owners, tags=layout.tags, description=inspect.getdoc(step.compute),
-        metadata={**layout.metadata, "dagster/code_references": _code_reference(step.compute)},
         required_resource_keys={"hudi", "spark"} if step.spark else {"hudi"},
     )
     def _compute(context: dg.AssetExecutionContext):
-        if context.resources.hudi.dry_run:
-            context.instance.add_run_tags(context.run.run_id, {DRY_RUN_TAG: "true"})
-        yield from step.compute(context, layout.table_of(context))
+        hudi, table = context.resources.hudi, layout.table_of(context)
+        if key not in context.selected_asset_keys:
+            raise dg.Failure(description=f"the checks of {step.name} run with it: materialize "
+                                         f"{key.to_user_string()}", allow_retries=False)
+        tag_run(context, table, hudi.dry_run)
+        for event in step.compute(context, table):
+            if isinstance(event, dg.MaterializeResult):
+                yield run_materialization(event, hudi, table, step.deletes)
+            elif dg.AssetCheckKey(key, event.check_name) in context.selected_asset_check_keys:
+                yield event
 
     return _compute
 
 
 def _standalone_check(layout: _Layout, check: StandaloneCheck) -> dg.AssetChecksDefinition:
-    @dg.asset_check(asset=asset_key(layout.prefix, check.asset), name=check.name, blocking=check.blocking,
-                    description=check.description, partitions_def=layout.partitions_def,
+    @dg.asset_check(asset=asset_key(layout.prefix, "timeline_snapshot"), name=check.name,
+                    description=annotated(check.description, layout.owners, layout.runbook_url),
+                    metadata=layout.check_metadata, partitions_def=layout.partitions_def,
                     required_resource_keys={"hudi"}, pool=layout.pool)
     def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        return check.function(context, layout.table_of(context.op_execution_context))
+        table = layout.table_of(context.op_execution_context)
+        tag_run(context.op_execution_context, table, context.resources.hudi.dry_run)
+        return check.function(context, table)
 
     return _check
 
@@ -181,27 +221,11 @@ def _standalone_checks(layout: _Layout) -> list[dg.AssetChecksDefinition]:
     return [_standalone_check(layout, check) for check in STANDALONE_CHECKS]
 
 
-def _on_demand(layout: _Layout) -> frozenset[dg.AssetCheckKey]:
-    """The standalone checks left out of maintenance runs."""
-    return frozenset(dg.AssetCheckKey(asset_key(layout.prefix, c.asset), c.name)
-                     for c in STANDALONE_CHECKS if not c.per_run)
-
-
 def _per_table(spec: HudiTableSpec, translator: HudiTranslator, spark_pool: str | None) -> _Layout:
     return _Layout(translator.key_prefix(spec), translator.group_name(spec), lambda _context: spec.key,
-                   pool=translator.pool(spec), spark_pool=spark_pool, owners=translator.owners,
-                   tags=translator.asset_tags(spec), metadata=translator.metadata(spec))
-
-
-def _run_checks(definitions: list, keys: frozenset[dg.AssetKey], on_demand: frozenset[dg.AssetCheckKey]
-                ) -> frozenset[dg.AssetCheckKey]:
-    """The checks a maintenance run of `keys` evaluates: every check on them but the on-demand ones."""
-    return frozenset(check for d in definitions for check in d.check_keys
-                     if check.asset_key in keys and check not in on_demand)
-
-
-def _run_selection(keys: frozenset[dg.AssetKey], checks: frozenset[dg.AssetCheckKey]) -> dg.AssetSelection:
-    return dg.AssetSelection.assets(*keys).without_checks() | dg.AssetSelection.checks(*checks)
+                   pool=translator.pool(spec), spark_pool=spark_pool, owners=translator.owners_of(spec),
+                   runbook_url=spec.runbook_url, tags=translator.asset_tags(spec),
+                   metadata=translator.metadata(spec))
 
 
 def build_hudi_maintenance_assets(registry: HudiTableRegistry, *, partitioned: bool = False,
@@ -216,18 +240,19 @@ def build_hudi_maintenance_assets(registry: HudiTableRegistry, *, partitioned: b
     # One local Spark at a time: a run holding the Spark pool keeps every other Spark run queued.
     spark_pool = SPARK_POOL if registry.engine == "spark" else None
     if partitioned:
+        owners = list(dict.fromkeys([*translator.owners, *registry.owners]))
         layout = _Layout(["hudi"], PARTITIONED_GROUP, lambda context: context.partition_key, TABLES,
-                         spark_pool=spark_pool, owners=translator.owners, tags=translator.tags)
+                         spark_pool=spark_pool, owners=owners, runbook_url=registry.runbook_url,
+                         tags=translator.tags)
         built.assets = [_asset(step, layout) for step in STEPS]
         built.asset_checks = _standalone_checks(layout)
         keys = frozenset(a.key for a in built.assets)
-        checks = _run_checks([*built.assets, *built.asset_checks], keys, _on_demand(layout))
-        built.jobs = [dg.define_asset_job(PARTITIONED_JOB, selection=_run_selection(keys, checks),
+        built.jobs = [dg.define_asset_job(PARTITIONED_JOB, selection=dg.AssetSelection.assets(*keys),
                                           partitions_def=TABLES, executor_def=dg.in_process_executor,
                                           description="Maintenance of one Hudi table (a partition each).")]
 
         def target(key: str) -> TableTarget:
-            return TableTarget(key, keys, PARTITIONED_JOB, partition_key=key, check_keys=checks)
+            return TableTarget(key, keys, PARTITIONED_JOB, partition_key=key)
 
         targets = None
     else:
@@ -237,15 +262,14 @@ def build_hudi_maintenance_assets(registry: HudiTableRegistry, *, partitioned: b
             assets = [_asset(step, layout) for step in STEPS]
             keys = frozenset(a.key for a in assets)
             built.assets += assets
-            standalone = _standalone_checks(layout)
-            built.asset_checks += standalone
-            checks = _run_checks(assets + standalone, keys, _on_demand(layout))
+            built.asset_checks += _standalone_checks(layout)
             built.jobs.append(dg.define_asset_job(
-                translator.job_name(spec), selection=_run_selection(keys, checks),
+                translator.job_name(spec), selection=dg.AssetSelection.assets(*keys),
                 tags=translator.run_tags(spec, registry), executor_def=dg.in_process_executor,
                 description=f"Maintenance of {spec.database}.{spec.key} ({spec.base_path})."))
-            targets[spec.key] = TableTarget(spec.key, keys, translator.job_name(spec), check_keys=checks)
+            targets[spec.key] = TableTarget(spec.key, keys, translator.job_name(spec))
         target = targets.get
+    built.jobs += operation_jobs()
     selection = dg.AssetSelection.assets(*[a.key for a in built.assets])
     built.sensors = [build_sensor(selection, target, TABLES if partitioned else None)]
     built.schedules = [build_schedule(selection, target, TABLES if partitioned else None)]

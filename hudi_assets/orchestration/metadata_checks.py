@@ -2,10 +2,10 @@
 
 A clean plans from the metadata table's `files` partition (then re-validates the plan against
 storage before any delete). So before clean_plan plans, the partitions it is about to plan are
-compared with storage: a blocking check, and nothing is planned when they disagree. The other
-partitions are compared by a WARN check that runs on its own (the UI's Execute, or a schedule of your
-own) and not in every maintenance run: a full listing per run would undo what planning from the
-metadata table saves. A table without a metadata table passes both, saying so.
+compared with storage: a check, and nothing is planned when they disagree. The other partitions are
+compared by the on-demand job `hudi_metadata_audit` (`operations`), never in a maintenance run: a full
+listing per run would undo what planning from the metadata table saves. A table without a metadata
+table passes both, saying so.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hudi_assets.clean.workflow import PendingClean, partitions_to_clean
 from hudi_assets.metadata.records import FILES_PARTITION
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata.validate import validate_files
-from hudi_assets.orchestration.checks import logged
+from hudi_assets.orchestration.checks import logged, refused
 from hudi_assets.orchestration.display import instant_metadata, table_value
 from hudi_assets.table import HoodieTable
 
@@ -28,10 +28,6 @@ AGREES = "metadata_table_agrees_with_storage"
 AGREES_DESCRIPTION = ("The metadata table lists exactly the data files on storage in the partitions the "
                       "clean is about to plan (or the pending plans touch); nothing is planned otherwise. "
                       "Passes for a table without a metadata table.")
-AGREES_ELSEWHERE = "metadata_table_agrees_with_storage_elsewhere"
-AGREES_ELSEWHERE_DESCRIPTION = ("WARN when the metadata table and storage disagree in the partitions the "
-                                "next clean does not plan. A full listing: runs on its own (Execute), "
-                                "not in maintenance runs.")
 DIFFERENCE_COLUMNS = ["partition", "file", "problem"]
 
 
@@ -65,25 +61,12 @@ def agreement_check(context: dg.OpExecutionContext, table: HoodieTable, name: st
 
 def metadata_guard(context: dg.OpExecutionContext, key: str, table: HoodieTable, config: CleanConfig,
                    pending: list[PendingClean]):
-    """Yields the blocking agreement check of the partitions about to be cleaned; raises (nothing
-    planned, nothing deleted) when it fails."""
+    """Yields the agreement check of the partitions about to be cleaned; returns whether clean_plan may
+    plan (when not, nothing is planned or deleted)."""
     partitions = partitions_to_clean(table, config, pending) if has_files_partition(table) else []
     result = agreement_check(context, table, AGREES, dg.AssetCheckSeverity.ERROR, partitions)
     yield result
-    if not result.passed:
-        raise dg.Failure(description=f"{key}: {result.description}; nothing was planned or deleted",
-                         allow_retries=False)
-
-
-def metadata_table_agrees_elsewhere(context: dg.AssetCheckExecutionContext, key: str) -> dg.AssetCheckResult:
-    """The standalone WARN check: every partition but those the next clean deals with."""
-    hudi = context.resources.hudi
-    table = hudi.open(key)
-    exclude = []
-    if has_files_partition(table):
-        exclude = partitions_to_clean(table, CleanConfig.from_write_config(table.write_config))
-    return agreement_check(context.op_execution_context, table, AGREES_ELSEWHERE,
-                           dg.AssetCheckSeverity.WARN, None, exclude)
+    return result.passed or refused(context, f"{key}: {result.description}; nothing was planned or deleted")
 
 
 def metadata_table_facts(table: HoodieTable) -> dict[str, object]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 
 import dagster as dg
+from dagster._core.definitions.definition_config_schema import DefinitionConfigSchema
 from dagster_pyspark import LazyPySparkResource
 from pydantic import Field
 
@@ -50,11 +51,35 @@ class HudiTableRegistry(dg.ConfigurableResource):
         description="Where per-partition and per-file work runs: 'spark' (the spark resource) or 'local' "
                     "(a thread pool, for small tables).",
     )
+    owners: list[str] = Field(
+        default_factory=list,
+        description="Owners of every table (emails or team:name), shown on every asset; table_owners adds.",
+    )
+    table_owners: dict[str, list[str]] = Field(
+        default_factory=dict, description="Per-table owners by table key, after `owners`.")
+    runbook_url: str = Field(
+        default="",
+        description="Runbook link shown on every asset and check; {database} and {table} are filled in.",
+    )
+    table_runbook_url: dict[str, str] = Field(
+        default_factory=dict, description="Per-table runbook link by table key; wins over runbook_url.")
     dry_run: bool = Field(
         default=True,
         description="Plan and report only: no clean is requested or executed and nothing is archived. "
                     "True by default: a deployment deletes nothing until it sets dry_run=False.",
     )
+
+    @property
+    def _config_schema(self) -> DefinitionConfigSchema:
+        """Run config that sets one field keeps this registry's other values. Dagster fills a field the
+        run config leaves out with the class default (`dry_run=True`, `engine='spark'`), not with the
+        value this registry was built with; here each field's default is this registry's value."""
+        schema = super()._config_schema
+        values = schema.as_field().default_value if schema.as_field().default_provided else {}
+        fields = {name: dg.Field(field.config_type, default_value=values[name], is_required=False,
+                                 description=field.description) if name in values else field
+                  for name, field in schema.config_type.fields.items()}
+        return DefinitionConfigSchema(dg.Field(dg.Shape(fields), default_value=values, is_required=False))
 
     def tables(self) -> dict[str, str]:
         """Table key (the base path's last folder name) -> base path, for every registered table."""
@@ -87,8 +112,16 @@ class HudiTableRegistry(dg.ConfigurableResource):
         table.write_config.update(self.table_hoodie_conf.get(key, {}), f"table_hoodie_conf[{key}]")
         return table
 
+    def owners_of(self, key: str) -> list[str]:
+        return list(dict.fromkeys([*self.owners, *self.table_owners.get(key, [])]))
+
+    def runbook_of(self, key: str, database: str = "default") -> str:
+        url = self.table_runbook_url.get(key, self.runbook_url)
+        return url.replace("{table}", key).replace("{database}", database)
+
     def engine_for(self, spark: dg.ConfigurableResource) -> Engine:
-        """The engine of this registry; Spark starts only when first used (lazy resource)."""
+        """The engine of this registry; Spark starts only when first used (lazy resource). A long-lived
+        engine shared by every run (one `scripts/ui.sh` starts) is chosen here too."""
         if self.engine == "local":
             return LocalEngine()
         if self.engine != "spark":

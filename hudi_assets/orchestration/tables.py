@@ -1,4 +1,4 @@
-"""Who a table is in Dagster: its asset keys, group, pool, owners, tags and definition metadata.
+"""Who a table is in Dagster: its asset keys, group, pool, owners, runbook, tags and definition metadata.
 
 `HudiTranslator` is the one place that names things (in the spirit of dagster-dbt's translator):
 subclass it to change the key layout, groups, owners or tags.
@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 import dagster as dg
 
 from hudi_assets.exceptions import HudiAssetsError
-from hudi_assets.orchestration.checks import settings_in_force
 from hudi_assets.orchestration.resources import HudiTableRegistry
 
 DEFAULT_DATABASE = "default"
 TABLE_TAG = "hudi/table"
 DRY_RUN_TAG = "hudi/dry_run"
+DATABASE_TAG = "hudi/database"
+RUNBOOK = "runbook"
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,8 @@ class HudiTableSpec:
     database: str = DEFAULT_DATABASE  # hoodie.database.name, else "default"
     table_name: str = ""  # hoodie.table.name
     table_type: str = ""
-    settings: Mapping[str, str] = field(default_factory=dict)  # retention settings in force
+    owners: Sequence[str] = ()  # the registry's owners of this table
+    runbook_url: str = ""  # the registry's runbook of this table
     error: str = ""  # why hoodie.properties could not be read (the run will say it again)
 
 
@@ -40,12 +42,13 @@ def describe_tables(registry: HudiTableRegistry) -> list[HudiTableSpec]:
     specs = []
     for key, base_path in registry.tables().items():
         try:
-            table = registry.open_path(base_path)
-            settings = settings_in_force(table.write_config)
-            specs.append(HudiTableSpec(key, base_path, table.config.database or DEFAULT_DATABASE,
-                                       table.config.name, table.config.table_type, settings))
+            config = registry.open_path(base_path).config
+            spec = HudiTableSpec(key, base_path, config.database or DEFAULT_DATABASE, config.name,
+                                 config.table_type)
         except HudiAssetsError as error:
-            specs.append(HudiTableSpec(key, base_path, error=str(error)))
+            spec = HudiTableSpec(key, base_path, error=str(error))
+        specs.append(replace(spec, owners=registry.owners_of(key),
+                             runbook_url=registry.runbook_of(key, spec.database)))
     return specs
 
 
@@ -54,8 +57,22 @@ def _name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", text) or "_"
 
 
+def tag_value(text: str) -> str:
+    """A Dagster tag value (letters, digits, `-_.`, at most 63 characters)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:63]
+
+
+def annotated(description: str, owners: Sequence[str], runbook_url: str) -> str:
+    """A description with who owns the table and where its runbook is (checks have no owners field)."""
+    notes = [f"Owners: {', '.join(owners)}." if owners else "",
+             f"Runbook: {runbook_url}" if runbook_url else ""]
+    return " ".join([description, *filter(None, notes)])
+
+
 class HudiTranslator:
-    """Asset keys `hudi/<database>/<table>/<step>`, one group per database, one pool per table."""
+    """Asset keys `hudi/<database>/<table>/<step>`, one group per table (`<database>__<table>`, so the
+    global lineage names every table and one name in two databases does not collide), one pool per
+    table. `owners` and `tags` apply to every table, before the registry's per-table owners."""
 
     def __init__(self, owners: Sequence[str] = (), tags: Mapping[str, str] | None = None):
         self.owners = list(owners)
@@ -65,7 +82,10 @@ class HudiTranslator:
         return ["hudi", _name(table.database), _name(table.key)]
 
     def group_name(self, table: HudiTableSpec) -> str:
-        return _name(table.database)
+        return f"{_name(table.database)}__{_name(table.key)}"
+
+    def owners_of(self, table: HudiTableSpec) -> list[str]:
+        return list(dict.fromkeys([*self.owners, *table.owners]))
 
     def pool(self, table: HudiTableSpec) -> str:
         """The table's steps claim this pool (Spark steps claim the Spark pool instead): with run-granular
@@ -77,25 +97,40 @@ class HudiTranslator:
 
     def asset_tags(self, table: HudiTableSpec) -> dict[str, str]:
         kind = {"COPY_ON_WRITE": "cow", "MERGE_ON_READ": "mor"}.get(table.table_type, "unknown")
-        return {**self.tags, "hudi/table_type": kind}
+        return {**self.tags, "hudi/table_type": kind, DATABASE_TAG: tag_value(table.database),
+                TABLE_TAG: tag_value(table.key)}
 
     def metadata(self, table: HudiTableSpec) -> dict[str, object]:
-        """Definition metadata: the table's identity and the settings in force when the code loaded
-        (settings are shown, never plotted: they are not measurements)."""
+        """Definition metadata: only what cannot go stale while the code location stays loaded (the
+        table's identity and runbook); the settings a run used are on its materializations."""
         name = table.table_name or table.key
         values: dict[str, object] = {"dagster/table_name": f"{table.database}.{name}",
-                                     "dagster/uri": table.base_path,
-                                     **{f"setting/{k}": str(v) for k, v in table.settings.items()}}
+                                     "dagster/uri": table.base_path}
+        if table.runbook_url:
+            values[RUNBOOK] = dg.MetadataValue.url(table.runbook_url)
         if table.error:
             values["load_error"] = table.error
         return values
 
     def run_tags(self, table: HudiTableSpec, registry: HudiTableRegistry) -> dict[str, str]:
-        tags = {TABLE_TAG: table.key}
-        if registry.dry_run:
-            tags[DRY_RUN_TAG] = "true"
-        return tags
+        return run_tags(table.key, registry.dry_run)
+
+
+def run_tags(key: str, dry_run: bool) -> dict[str, str]:
+    """The tags every run of one table carries, however launched (sensor, UI, backfill, GraphQL)."""
+    return {TABLE_TAG: key, DRY_RUN_TAG: str(dry_run).lower()}
 
 
 def asset_key(prefix: Sequence[str], step: str) -> dg.AssetKey:
     return dg.AssetKey([*prefix, step])
+
+
+def tag_run(context: dg.OpExecutionContext, key: str, dry_run: bool) -> None:
+    """Adds the table and dry-run tags to the running run, whoever launched it (a run launched from the
+    UI or GraphQL carries only what its launcher set). A run over several tables lists them all."""
+    tags = run_tags(key, dry_run)
+    current = context.instance.get_run_by_id(context.run_id).tags  # fresh: earlier steps may have tagged
+    if current.get(TABLE_TAG, key) != key:
+        tags[TABLE_TAG] = ",".join(sorted({*current[TABLE_TAG].split(","), key}))
+    if any(current.get(k) != v for k, v in tags.items()):
+        context.instance.add_run_tags(context.run_id, tags)

@@ -5,7 +5,7 @@ Order, as Hudi: `<t>.rollback.requested` -> `<t>.rollback.inflight` (empty) -> d
 files and append rollback command blocks, each log file written with an APPEND marker under the
 rollback's instant (a planned file still there after its delete stops the rollback here, inflight:
 exit 1, the next run retries) -> the metadata table's update, when the
-table has one (`metadata/rollback_records.py`) -> delete the failed instant's inflight, then
+table has one (its caller's `MetadataSink`) -> delete the failed instant's inflight, then
 requested state file -> `<t>.rollback` (HoodieRollbackMetadata) -> delete the instant's marker
 directory (its heartbeat is the workflow's: Hudi deletes it only under the LAZY failed-writes
 policy). Every step can be repeated, so a run killed anywhere is finished by the next one: a file
@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
 
 from hudi_assets.exceptions import DeleteFailedError
 from hudi_assets.logformat import (
@@ -60,11 +61,26 @@ class RollbackHooks:
         written, markers not yet deleted)."""
 
 
+class MetadataSink(Protocol):
+    """The metadata table's side of a rollback, built by whoever runs the rollback
+    (`metadata.rollback_records.MetadataTableSink`): rollback/ does not write the metadata table,
+    which rolls back its own instants with this executor."""
+
+    def refuse_unwritable(self, action: str) -> None:
+        """Refuse, before anything is written, a metadata table `action` could not keep in step."""
+
+    def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,
+                 reached: Callable[[str], None]) -> None:
+        """Record the rollback `record` of `plan` in the metadata table (`writeTableMetadata`)."""
+
+
 class RollbackActionExecutor:
-    """Executes one pending rollback of `plan` at `rollback_instant` (requested or inflight)."""
+    """Executes one pending rollback of `plan` at `rollback_instant` (requested or inflight); a table
+    with a metadata table needs `metadata`, checked by the caller before anything is written."""
 
     def __init__(self, table: HoodieTable, rollback_instant: Instant, plan: RollbackPlan,
-                 hooks: RollbackHooks | None = None, *, delete_instant: bool = True):
+                 hooks: RollbackHooks | None = None, metadata: MetadataSink | None = None, *,
+                 delete_instant: bool = True):
         """`delete_instant=False`: the failed instant's state files stay (Hudi's `deleteInstants`
         false: an inflight compaction's rollback keeps its plan, to be executed again)."""
         self.table = table
@@ -72,6 +88,7 @@ class RollbackActionExecutor:
         self.rollback_instant = rollback_instant
         self.plan = plan
         self.hooks = hooks or RollbackHooks()
+        self.metadata = metadata
 
     def execute(self) -> dict:
         """Run the rollback to completion; returns the HoodieRollbackMetadata record written."""
@@ -129,10 +146,7 @@ class RollbackActionExecutor:
 
     def _update_metadata_table(self, record: dict) -> None:
         """`writeTableMetadata`, in `finishRollback` before the failed instant's state files go."""
-        # Imported here: the metadata table writer rolls back metadata instants with this executor.
-        from hudi_assets.metadata.rollback_records import update_metadata_table
-        update_metadata_table(self.table, self.rollback_instant.timestamp, record, self.plan,
-                              self.hooks.reached)
+        self.metadata.rollback(self.rollback_instant.timestamp, record, self.plan, self.hooks.reached)
 
     def _delete_failed_instant(self) -> None:
         """deleteInflightAndRequestedInstant: the inflight file first, so a crash leaves a write that

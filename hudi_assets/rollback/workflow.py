@@ -17,10 +17,9 @@ from datetime import datetime
 from hudi_assets import config_options as opt
 from hudi_assets.discard import discard_instant
 from hudi_assets.engine import Engine
-from hudi_assets.exceptions import HudiInputError
+from hudi_assets.exceptions import HudiAssetsError, HudiInputError
 from hudi_assets.heartbeat import HeartbeatConfig, delete_heartbeat, is_heartbeat_expired, last_heartbeat_ms
-from hudi_assets.metadata.clean_records import refuse_unknown_partitions
-from hudi_assets.rollback.executor import RollbackActionExecutor, RollbackHooks
+from hudi_assets.rollback.executor import MetadataSink, RollbackActionExecutor, RollbackHooks
 from hudi_assets.rollback.markers import delete_marker_dir
 from hudi_assets.rollback.metadata import RollbackPlan
 from hudi_assets.rollback.pending import PendingRollback, pending_rollbacks
@@ -59,7 +58,7 @@ def _plan(table: HoodieTable, instant_time: str, engine: Engine | None) -> Rollb
 
 
 def _execute(table: HoodieTable, planned: PendingRollback | RollbackPlan, hooks: RollbackHooks,
-             now: datetime | None, lazy: bool) -> ExecutedRollback:
+             now: datetime | None, lazy: bool, *, metadata: MetadataSink | None) -> ExecutedRollback:
     """BaseHoodieTableServiceClient.rollback: resume a pending rollback or request a new one."""
     if isinstance(planned, RollbackPlan):
         timeline = table.reload_timeline()
@@ -72,7 +71,7 @@ def _execute(table: HoodieTable, planned: PendingRollback | RollbackPlan, hooks:
         hooks.reached("requested")
     else:
         pending = planned
-    record = RollbackActionExecutor(table, pending.instant, pending.plan, hooks).execute()
+    record = RollbackActionExecutor(table, pending.instant, pending.plan, hooks, metadata).execute()
     if lazy:
         delete_heartbeat(table.storage, pending.plan.instant_time)
     return ExecutedRollback(pending.instant.timestamp, pending.plan.instant_time, pending.plan.action,
@@ -87,7 +86,8 @@ def _is_lazy(table: HoodieTable) -> bool:
 
 
 def _rollback_all(table: HoodieTable, instant_times: list[str], engine: Engine | None, hooks: RollbackHooks,
-                  now: datetime | None, lazy: bool) -> list[ExecutedRollback]:
+                  now: datetime | None, lazy: bool, *,
+                  metadata: MetadataSink | None) -> list[ExecutedRollback]:
     """Every pending rollback, plus the given writes, newest first (rollbackFailedWrites). Every
     pending plan is checked and every new rollback planned (its markers checked) before the first
     is requested or resumed: one refused marker or plan leaves the whole table as it was."""
@@ -106,38 +106,50 @@ def _rollback_all(table: HoodieTable, instant_times: list[str], engine: Engine |
             check_plan(table, found.plan, found.instant)
         if found is not None:
             planned.append(found)
-    return [_execute(table, found, hooks, now, lazy) for found in planned]
+    return [_execute(table, found, hooks, now, lazy, metadata=metadata) for found in planned]
 
 
 def rollback_failed_writes(table: HoodieTable, engine: Engine | None = None,
                            hooks: RollbackHooks | None = None, now: datetime | None = None,
-                           now_ms: int | None = None) -> list[ExecutedRollback]:
+                           now_ms: int | None = None,
+                           metadata: MetadataSink | None = None) -> list[ExecutedRollback]:
     """The LAZY policy: roll back writes whose heartbeat expired, finishing pending rollbacks first.
-    The caller holds the table lock. A metadata table is kept in step (refused before anything is
-    written when it has a partition hudi-assets cannot update)."""
+    The caller holds the table lock. A metadata table is kept in step by `metadata` (refused before
+    anything is written when it has a partition hudi-assets cannot update)."""
     heartbeat = HeartbeatConfig.from_write_config(table.write_config)
     failed = [i.timestamp for i in failed_writes(table, heartbeat, now_ms)]
     if table.config.has_metadata_table and (failed or pending_rollbacks(table)):
-        refuse_unknown_partitions(table, "roll back")
-    return _rollback_all(table, failed, engine, hooks or RollbackHooks(), now, lazy=True)
+        _refuse_unwritable(table, metadata)
+    return _rollback_all(table, failed, engine, hooks or RollbackHooks(), now, lazy=True, metadata=metadata)
 
 
 def rollback_write(table: HoodieTable, instant_time: str, force: bool = False, engine: Engine | None = None,
                    hooks: RollbackHooks | None = None, now: datetime | None = None,
-                   now_ms: int | None = None) -> list[ExecutedRollback]:
-    """Roll back one pending write (and finish any pending rollback first). Refused with
-    `HudiInputError` when `instant_time` is not a pending commit, deltacommit or non-clustering
-    replacecommit, or when its writer's heartbeat is live, unless `force`."""
+                   now_ms: int | None = None, metadata: MetadataSink | None = None) -> list[ExecutedRollback]:
+    """Roll back one pending write (and finish any pending rollback first), keeping a metadata table
+    in step through `metadata`. Refused with `HudiInputError` when `instant_time` is not a pending
+    commit, deltacommit or non-clustering replacecommit, or when its writer's heartbeat is live,
+    unless `force`."""
     refuse_future_instants(table, "roll back another instant", allowed=instant_time)
     if table.config.has_metadata_table:
-        refuse_unknown_partitions(table, "roll back")
+        _refuse_unwritable(table, metadata)
     with table_lock(table, "rollback"):
         pending = pending_rollbacks(table)
         if instant_time not in pending:
             if _finish_completed(table, instant_time):
                 return []
             _check_rollbackable(table, instant_time, force, now_ms)
-        return _rollback_all(table, [instant_time], engine, hooks or RollbackHooks(), now, _is_lazy(table))
+        return _rollback_all(table, [instant_time], engine, hooks or RollbackHooks(), now, _is_lazy(table),
+                             metadata=metadata)
+
+
+def _refuse_unwritable(table: HoodieTable, metadata: MetadataSink | None) -> None:
+    """Before anything is written: a table with a metadata table is rolled back only with a sink that
+    can keep that metadata table in step."""
+    if metadata is None:
+        raise HudiAssetsError(f"{table.base_path}: the table has a metadata table and the rollback was "
+                              "given no metadata sink to keep it in step")
+    metadata.refuse_unwritable("roll back")
 
 
 def _finish_completed(table: HoodieTable, instant_time: str) -> bool:

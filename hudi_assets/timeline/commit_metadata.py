@@ -116,11 +116,12 @@ class CommitMetadata:
     @classmethod
     def from_bytes(cls, data: bytes, path: str) -> CommitMetadata:
         """Parse a commit file in either encoding, as timeline layout 2 reads it (`CommitMetadataSerDeV2`):
-        an Avro container of HoodieCommitMetadata / HoodieReplaceCommitMetadata, or the JSON of an
-        instant written before the table was upgraded."""
+        an Avro container of HoodieCommitMetadata / HoodieReplaceCommitMetadata (read with Hudi 1.x's
+        schemas, so every field it wrote is kept), or the JSON of an instant written before the
+        table was upgraded."""
         if not data.startswith(AVRO_MAGIC):
             return cls.from_json(data, path)
-        _, record = deserialize_any(data, path)
+        _, record = deserialize_any(data, path, hudi_1x=True)
         try:
             return cls._from_object(record)
         except SHAPE_ERRORS as exc:

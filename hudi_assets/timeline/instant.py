@@ -33,14 +33,16 @@ LOG_COMPACTION = "logcompaction"
 RESTORE = "restore"
 INDEXING = "indexing"
 SCHEMA_COMMIT = "schemacommit"
+# Hudi 1.x (timeline layout 2) only: a pending clustering, which completes as a replacecommit.
+CLUSTERING = "clustering"
 
 ACTIONS = (COMMIT, DELTA_COMMIT, CLEAN, ROLLBACK, SAVEPOINT, REPLACE_COMMIT, COMPACTION,
            LOG_COMPACTION, RESTORE, INDEXING, SCHEMA_COMMIT)
 
 # Actions whose completed file carries another action's name.
-_COMPLETES_AS = {COMPACTION: COMMIT, LOG_COMPACTION: DELTA_COMMIT}
+_COMPLETES_AS = {COMPACTION: COMMIT, LOG_COMPACTION: DELTA_COMMIT, CLUSTERING: REPLACE_COMMIT}
 # The action each one sorts and groups with (Hudi's "comparable action").
-COMPARABLE_ACTION = {COMPACTION: COMMIT, LOG_COMPACTION: DELTA_COMMIT}
+COMPARABLE_ACTION = {COMPACTION: COMMIT, LOG_COMPACTION: DELTA_COMMIT, CLUSTERING: REPLACE_COMMIT}
 # Actions that have no requested state file (savepoints go straight to inflight).
 _NO_REQUESTED = {SAVEPOINT}
 

@@ -23,9 +23,9 @@ from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
 
 
 class InstantFileNameGenerator(Protocol):
-    def file_name(self, instant: Instant, completion_time: str | None = None) -> str:
+    def file_name(self, instant: Instant, completion_time: str | None = None, legacy: bool = False) -> str:
         """The state file name of `instant`; a completed one's needs its completion time where the
-        layout names it (layout 2)."""
+        layout names it (layout 2), unless it is a legacy instant (a pre-upgrade bare name)."""
         ...
 
 
@@ -74,7 +74,7 @@ class TimelineLayout:
         return self.active_timeline.commit_metadata_serde
 
     def load_active_timeline(self, storage: Storage, config: TableConfig) -> ActiveTimeline:
-        return self.active_timeline.load(storage, self.paths.timeline_path(config))
+        return self.active_timeline.load(storage, self.paths.timeline_path(config), config)
 
     def load_archived_instants(self, storage: Storage, config: TableConfig) -> Timeline:
         return self.archived_timeline.load_instants(storage, self.paths.history_path(config))

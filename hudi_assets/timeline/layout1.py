@@ -16,7 +16,7 @@ from hudi_assets.timeline.instant import Instant
 class InstantFileNameGeneratorV1:
     """`T.action[.state]`; the completion time is not part of a layout-1 name."""
 
-    def file_name(self, instant: Instant, completion_time: str | None = None) -> str:
+    def file_name(self, instant: Instant, completion_time: str | None = None, legacy: bool = False) -> str:
         return instant.file_name
 
 

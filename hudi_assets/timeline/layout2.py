@@ -1,47 +1,55 @@
-"""Timeline layout 2 (table versions 8 and 9, Hudi 1.x), read-only: `.hoodie/timeline/`.
+"""Timeline layout 2 (table versions 8 and 9, Hudi 1.x): `.hoodie/timeline/`.
 
 Pending states keep layout 1's names (`T.action.requested`, `T.action.inflight`, a commit's bare
-`T.inflight`); a completed instant is `<requested>_<completed>.<action>`, so the completion time is
-in the name. A pending clustering is `T.clustering.*` and completes as a replacecommit (read as a
-replacecommit throughout, so a name generated back from it says `replacecommit`). Commit metadata is
-Avro (JSON only for instants written before an upgrade). The active timeline is read; writing it
-and reading the LSM-tree history (`hoodie.timeline.history.path`) are not implemented yet.
-Hudi: InstantFileNameGeneratorV2, InstantGeneratorV2, CommitMetadataSerDeV2, TimelinePathProviderV2
-(1.0.x).
+`T.inflight`); a pending clustering is `T.clustering.*`. A completed instant is
+`<requested>_<completed>.<action>` (a clustering completes as a replacecommit, a compaction as a
+commit), so the completion time is in the name; a completed file without one is a "legacy" instant
+left by an upgrade, whose completion time is its modification time. State files are immutable: each
+transition writes a new file. Commit metadata is Avro (JSON only for legacy instants). The archived
+timeline is the LSM-tree history (`history.py`). Hudi 1.x: InstantFileNameGeneratorV2,
+InstantGeneratorV2 (apache/hudi @65562af4), ActiveTimelineV2 (@01af83ca), CommitMetadataSerDeV2,
+TimelinePathProviderV2, SkewAdjustingTimeGenerator.
 """
 
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import ClassVar
 
+from hudi_assets.avro.container import serialize_1x
 from hudi_assets.exceptions import CorruptFileError, UnsupportedTableError
 from hudi_assets.storage import FileStatus, Storage
 from hudi_assets.table_config import METAFOLDER, TableConfig
 from hudi_assets.timeline.commit_metadata import CommitMetadata
-from hudi_assets.timeline.instant import ACTIONS, COMMIT, REPLACE_COMMIT, Instant, State
+from hudi_assets.timeline.history import LSMHistory
+from hudi_assets.timeline.instant import ACTIONS, CLUSTERING, COMMIT, Instant, State
+from hudi_assets.timeline.instant_time import new_instant_time, now_in_zone
 from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
 
-CLUSTERING = "clustering"
-
 _NAME = re.compile(r"^([0-9]+)(?:_([0-9]+))?\.([A-Za-z]+)(?:\.(requested|inflight))?$")
+LAYOUT_2_ACTIONS = frozenset(ACTIONS) | {CLUSTERING}
+# hoodie.time.generator.max_expected_clock_skew_ms: how long Hudi's time generator waits after
+# reading the clock, so that no other writer's clock can still be behind the time it hands out.
+DEFAULT_MAX_EXPECTED_CLOCK_SKEW_MS = 200
 
 
 def parse_layout2_name(name: str) -> tuple[Instant, str | None] | None:
-    """(instant, completion time) of a layout-2 state file name; None when it is not one."""
+    """(instant, completion time) of a layout-2 state file name; a legacy completed name has no
+    completion time (None); None when the name is not a state file's."""
     match = _NAME.match(name)
     if match is None:
         return None
     requested, completed, action, suffix = match.groups()
     if action == "inflight" and suffix is None and completed is None:
         return Instant(requested, COMMIT, State.INFLIGHT), None  # a commit's inflight, as in layout 1
-    if action == CLUSTERING and suffix is not None:
-        action = REPLACE_COMMIT
-    if action not in ACTIONS:
+    if action not in LAYOUT_2_ACTIONS:
         raise CorruptFileError(name, f"unknown instant action {action!r}")
     if suffix is None:
-        if completed is None:
-            raise CorruptFileError(name, "a completed instant's name lacks its completion time")
+        if action == CLUSTERING or action in ("compaction", "logcompaction"):
+            raise CorruptFileError(name, f"a {action} completes under another action's name")
         return Instant(requested, action, State.COMPLETED), completed
     if completed is not None:
         raise CorruptFileError(name, f"a {suffix} instant's name carries a completion time")
@@ -54,24 +62,32 @@ class InstantFileNameParserV2:
 
 
 class InstantFileNameGeneratorV2:
-    """Pending states as in layout 1; a completed instant carries its completion time."""
+    """Pending states as in layout 1; a completed instant carries its completion time, except a
+    legacy one, which keeps its bare name."""
 
-    def file_name(self, instant: Instant, completion_time: str | None = None) -> str:
-        if not instant.is_completed:
+    def file_name(self, instant: Instant, completion_time: str | None = None, legacy: bool = False) -> str:
+        if not instant.is_completed or legacy:
             return instant.file_name
         if completion_time is None:
             raise ValueError(f"{instant}: a completed layout-2 instant is named by its completion time")
         return f"{instant.timestamp}_{completion_time}.{instant.with_state(State.COMPLETED).action}"
 
 
+FILE_NAMES_V2 = InstantFileNameGeneratorV2()
+
+
 class CommitMetadataSerDeV2:
-    """Avro HoodieCommitMetadata / HoodieReplaceCommitMetadata (JSON for pre-upgrade instants)."""
+    """Avro HoodieCommitMetadata / HoodieReplaceCommitMetadata (JSON for legacy instants)."""
 
     def deserialize(self, data: bytes, path: str) -> CommitMetadata:
         return CommitMetadata.from_bytes(data, path)
 
-    def serialize(self, metadata: CommitMetadata) -> bytes:
-        raise UnsupportedTableError("commit metadata of timeline layout 2 (Hudi 1.x) is not written yet")
+    def serialize(self, metadata: CommitMetadata, sync: bytes | None = None) -> bytes:
+        """Avro, with Hudi 1.x's schema text; a replace commit's record when it names replaced file
+        groups. `sync`: the marker to reuse (re-encoding a file), else a random one."""
+        name = "HoodieCommitMetadata" if metadata.partition_to_replace_file_ids is None else \
+            "HoodieReplaceCommitMetadata"
+        return serialize_1x(name, metadata.to_object(), sync)
 
 
 class TimelinePathProviderV2:
@@ -85,27 +101,71 @@ class TimelinePathProviderV2:
 
 
 class ArchivedTimelineLoaderV2:
-    """The LSM-tree history; refused until it is read (a silently empty history would mislead)."""
+    """The latest snapshot of the LSM-tree history, each instant with its completion time."""
 
     def load_instants(self, storage: Storage, folder: str) -> Timeline:
-        raise UnsupportedTableError(
-            f"{storage.uri(folder)}: the archived (LSM) timeline of Hudi 1.x tables is not read yet")
+        return LSMHistory(storage, folder).timeline()
+
+
+def format_epoch_ms(epoch_ms: int, timezone: str) -> str:
+    """Hudi's HoodieInstantTimeGenerator.formatDate of an epoch time: 17 digits in the table's zone."""
+    moment = now_in_zone(timezone, datetime.fromtimestamp(epoch_ms / 1000, UTC))
+    return f"{moment:%Y%m%d%H%M%S}{moment.microsecond // 1000:03d}"
+
+
+def generate_completion_time(after: list[str], timezone: str, skew_ms: int,
+                             clock: Callable[[], float] = time.time,
+                             sleep: Callable[[float], None] = time.sleep) -> str:
+    """A completion time as Hudi 1.x's SkewAdjustingTimeGenerator hands one out (the caller holds the
+    table lock): the clock read, then a wait of the maximum expected clock skew, so that every other
+    writer's clock has passed it; strictly after every time in `after` (monotonic)."""
+    now = clock()
+    sleep(skew_ms / 1000)
+    return new_instant_time(after, timezone, datetime.fromtimestamp(now, UTC))
+
+
+def _layout_1_leftovers(storage: Storage) -> list[str]:
+    """Instant-shaped files directly in `.hoodie/`, which a layout-2 table must not have: a 0.x
+    writer's, or an upgrade to table version 8 that stopped half way."""
+    found = []
+    for status in storage.list(METAFOLDER):
+        if status.is_dir:
+            continue
+        try:
+            if Instant.parse_file_name(status.name) is not None:
+                found.append(status.name)
+        except CorruptFileError:
+            found.append(status.name)
+    return found
 
 
 class LayoutTwoTimeline(ActiveTimeline):
-    """The active timeline of a layout-2 table; `completion_times` maps requested to completion time."""
+    """The active timeline of a layout-2 table; `completion_times` maps requested to completion time
+    (a legacy instant's: its file's modification time), `legacy` holds the legacy instants' times."""
 
     commit_metadata_serde: ClassVar[CommitMetadataSerDeV2] = CommitMetadataSerDeV2()
 
     def __init__(self, storage: Storage, state_files: dict[Instant, FileStatus], folder: str,
-                 completion_times: dict[str, str]):
+                 completion_times: dict[str, str], legacy: frozenset[str] = frozenset(),
+                 timezone: str = "LOCAL"):
         super().__init__(storage, state_files, folder)
         self.completion_times = completion_times
+        self.legacy = legacy
+        self.timezone = timezone
+        self.clock_skew_ms = DEFAULT_MAX_EXPECTED_CLOCK_SKEW_MS
 
     @classmethod
-    def load(cls, storage: Storage, folder: str) -> LayoutTwoTimeline:
+    def load(cls, storage: Storage, folder: str, config: TableConfig | None = None) -> LayoutTwoTimeline:
+        """Refuses a table whose `.hoodie/` still holds layout-1 instant files beside this folder."""
+        timezone = config.timeline_timezone if config is not None else "LOCAL"
+        if folder != METAFOLDER and (leftovers := _layout_1_leftovers(storage)):
+            raise UnsupportedTableError(
+                f"{storage.uri(METAFOLDER)}: holds layout-1 instant files ({', '.join(leftovers[:3])}"
+                f"{', ...' if len(leftovers) > 3 else ''}) beside {folder}/: an unfinished upgrade to "
+                "table version 8? Finish or roll back the upgrade with Hudi first")
         state_files: dict[Instant, FileStatus] = {}
         completion_times: dict[str, str] = {}
+        legacy: set[str] = set()
         for status in storage.list(folder):
             if status.is_dir:
                 continue
@@ -114,12 +174,29 @@ class LayoutTwoTimeline(ActiveTimeline):
                 continue
             instant, completed = parsed
             state_files[instant] = status
-            if completed is not None:
+            if instant.is_completed:
+                if completed is None:
+                    legacy.add(instant.timestamp)
+                    completed = format_epoch_ms(status.mtime_ms, timezone)
                 completion_times[instant.timestamp] = completed
-        return cls(storage, state_files, folder, completion_times)
+        return cls(storage, state_files, folder, completion_times, frozenset(legacy), timezone)
 
     def state_file_path(self, instant: Instant) -> str:
+        """The file of a state present on the timeline; a pending state's name where it is absent
+        (to be written); a completed instant's name needs its completion time (`complete`)."""
         status = self.state_files.get(instant)
-        if status is None:
+        if status is not None:
+            return status.path
+        if instant.is_completed:
             raise FileNotFoundError(f"{self.storage.uri(self.folder)}: no state file of {instant}")
-        return status.path
+        return f"{self.folder}/{instant.file_name}"
+
+    def new_state_file_path(self, instant: Instant) -> str:
+        """A pending state as in layout 1; a completed one `<requested>_<completion>.<action>`, its
+        completion time generated now as Hudi's time generator does, after every requested and
+        completion time on this timeline (call it under the table lock, as Hudi does)."""
+        if not instant.is_completed:
+            return f"{self.folder}/{instant.file_name}"
+        after = [*self.timestamps, *self.completion_times.values()]
+        completion = generate_completion_time(after, self.timezone, self.clock_skew_ms)
+        return f"{self.folder}/{FILE_NAMES_V2.file_name(instant, completion)}"

@@ -14,6 +14,7 @@ from hudi_assets.avro import deserialize_metadata
 from hudi_assets.timeline.commit_metadata import CommitMetadata
 from hudi_assets.timeline.instant import (
     CLEAN,
+    CLUSTERING,
     COMMIT,
     COMPACTION,
     DELTA_COMMIT,
@@ -40,6 +41,7 @@ _REQUESTED_SCHEMA = {
     COMPACTION: "HoodieCompactionPlan",
     LOG_COMPACTION: "HoodieCompactionPlan",
     REPLACE_COMMIT: "HoodieRequestedReplaceMetadata",
+    CLUSTERING: "HoodieRequestedReplaceMetadata",
 }
 
 
@@ -56,7 +58,7 @@ def _schema(schemas: dict[str, str], instant: Instant, what: str) -> str:
 
 def commit_metadata(timeline: ActiveTimeline, instant: Instant) -> CommitMetadata:
     """Commit metadata of a commit/deltacommit/replacecommit state file (empty file: empty metadata)."""
-    if instant.action not in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT):
+    if instant.action not in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLUSTERING):
         raise ValueError(f"{instant.file_name}: a {instant.action} instant has no commit metadata")
     data = timeline.read_details(instant)
     return timeline.commit_metadata_serde.deserialize(data, _path(timeline, instant))

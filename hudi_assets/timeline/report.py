@@ -25,12 +25,14 @@ def _details(active: ActiveTimeline, instant: Instant) -> dict[str, Any]:
 def _active_rows(table: HoodieTable, details: bool) -> list[dict[str, Any]]:
     active = table.active_timeline
     rows = []
+    completion = active.completion_times
     for instant in active:
         row: dict[str, Any] = {
             "timeline": "active",
             "instant": instant.timestamp,
             "action": instant.action,
             "state": instant.state.name,
+            "completion_time": completion.get(instant.timestamp) if instant.is_completed else None,
             "state_file_mtime_ms": active.state_files[instant].mtime_ms,
         }
         if details and instant.is_completed:
@@ -41,15 +43,19 @@ def _active_rows(table: HoodieTable, details: bool) -> list[dict[str, Any]]:
 
 def _archived_rows(table: HoodieTable) -> list[dict[str, Any]]:
     """One row per archived instant (its highest archived state), oldest first."""
+    archived = table.timeline_layout.load_archived_instants(table.storage, table.config)
     return [
-        {"timeline": "archived", "instant": i.timestamp, "action": i.action, "state": i.state.name}
-        for i in table.timeline_layout.load_archived_instants(table.storage, table.config)
+        {"timeline": "archived", "instant": i.timestamp, "action": i.action, "state": i.state.name,
+         "completion_time": archived.completion_times.get(i.timestamp)}
+        for i in archived
     ]
 
 
 def timeline_rows(table: HoodieTable, include_archived: bool = True,
                   details: bool = True) -> list[dict[str, Any]]:
-    """Archived instants (oldest first), then the active timeline; `details` adds what each completed
-    commit wrote and each clean/rollback deleted (one metadata read per instant)."""
+    """Archived instants (oldest first), then the active timeline; `instant` is the requested time,
+    `completion_time` the completion time where the layout records it (layout 2), else None;
+    `details` adds what each completed commit wrote and each clean/rollback deleted (one metadata
+    read per instant)."""
     archived = _archived_rows(table) if include_archived else []
     return archived + _active_rows(table, details)

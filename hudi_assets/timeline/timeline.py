@@ -8,13 +8,16 @@ most common way to diverge from Hudi's decisions.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
+from hudi_assets.exceptions import StorageError
 from hudi_assets.storage import FileStatus, Storage
-from hudi_assets.table_config import METAFOLDER
+from hudi_assets.table_config import METAFOLDER, TableConfig
 from hudi_assets.timeline.instant import (
     CLEAN,
+    CLUSTERING,
     COMMIT,
     COMPACTION,
     DELTA_COMMIT,
@@ -29,15 +32,21 @@ from hudi_assets.timeline.layout1 import COMMIT_METADATA_SERDE_V1
 if TYPE_CHECKING:
     from hudi_assets.timeline.layout import CommitMetadataSerDe
 
-COMMIT_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT})
+COMMIT_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLUSTERING})
 """COMMITS(all): every action that writes data, except table services in their pending form."""
-WRITE_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, COMPACTION, LOG_COMPACTION, REPLACE_COMMIT})
+WRITE_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, COMPACTION, LOG_COMPACTION, REPLACE_COMMIT, CLUSTERING})
 
 _SORT_KEY = operator.attrgetter("sort_key")
 
 
 class Timeline:
-    """Instants in Hudi's order; every filter returns a new `Timeline`."""
+    """Instants in Hudi's order; every filter returns a new `Timeline`.
+
+    `completion_times` maps a completed instant's requested time to its completion time where the
+    timeline knows it (layout 2's active and archived timelines); empty otherwise.
+    """
+
+    completion_times: Mapping[str, str] = MappingProxyType({})
 
     def __init__(self, instants: Iterable[Instant]):
         self.instants: list[Instant] = sorted(instants, key=_SORT_KEY)
@@ -145,8 +154,9 @@ class Timeline:
         return self.filter_actions({LOG_COMPACTION}).filter_pending()
 
     def pending_replace_timeline(self) -> Timeline:
-        """Requested/inflight replacecommits: clustering or insert_overwrite in progress."""
-        return self.filter_actions({REPLACE_COMMIT}).filter_pending()
+        """Requested/inflight replacecommits: clustering or insert_overwrite in progress (Hudi 1.x
+        names a pending clustering `clustering`: its filterPendingReplaceOrClusteringTimeline)."""
+        return self.filter_actions({REPLACE_COMMIT, CLUSTERING}).filter_pending()
 
     def pending_writes_timeline(self) -> Timeline:
         """Requested/inflight commits and deltacommits: running or failed writers."""
@@ -169,7 +179,7 @@ class ActiveTimeline(Timeline):
         self.folder = folder
         # Requested time -> completion time where the layout records it; none in layout 1, where
         # instants complete in the order of their requested times as far as readers can tell.
-        self.completion_times: dict[str, str] = {}
+        self.completion_times = {}
         # One sort serves both views: in Hudi's order an instant's state files are adjacent, lowest
         # state first, so keeping each one's highest state leaves the instants in order too.
         self._raw = sorted(state_files, key=_SORT_KEY)
@@ -182,7 +192,9 @@ class ActiveTimeline(Timeline):
         self.instants = list(latest.values())
 
     @classmethod
-    def load(cls, storage: Storage, folder: str = METAFOLDER) -> ActiveTimeline:
+    def load(cls, storage: Storage, folder: str = METAFOLDER, config: TableConfig | None = None
+             ) -> ActiveTimeline:
+        """The timeline in `folder`; `config` is the table's (layouts that need it read it)."""
         state_files: dict[Instant, FileStatus] = {}
         for status in storage.list(folder):
             if status.is_dir:
@@ -199,6 +211,19 @@ class ActiveTimeline(Timeline):
 
     def state_file_path(self, instant: Instant) -> str:
         return f"{self.folder}/{instant.file_name}"
+
+    def new_state_file_path(self, instant: Instant) -> str:
+        """Where a state file of `instant` not yet on the timeline is written (layout 2 names a
+        completed one by a completion time generated now, so call it under the table lock)."""
+        return f"{self.folder}/{instant.file_name}"
+
+    def create_state_file(self, instant: Instant, data: bytes) -> str:
+        """Write a new, immutable state file of `instant`; its path. A file already there is
+        another writer's: `StorageError`, nothing overwritten."""
+        path = self.new_state_file_path(instant)
+        if not self.storage.create_if_absent(path, data):
+            raise StorageError(f"{self.storage.uri(path)}: exists already; state files are written once")
+        return path
 
     def has_state_file(self, instant: Instant) -> bool:
         return instant in self.state_files

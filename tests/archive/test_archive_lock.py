@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, ts
-from transaction.lock_tables import hold_maintenance_lock
+from support.builders import TableBuilder, ts
+from support.lock_tables import hold_maintenance_lock
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.clean.config import CleanConfig
@@ -28,14 +28,10 @@ MERGE = ["--hoodie-conf", "hoodie.archive.merge.enable=true",
          "--hoodie-conf", "hoodie.archive.merge.files.batch.size=2"]
 
 
-def _table(root: Path, merge: bool) -> TableBuilder:
-    """40 commits and 12 cleans; with `merge`, one archive file already written and 10 commits more,
-    so the next run writes a second archive file and merges the two."""
-    b = TableBuilder(root)
-    for i in range(40):
-        b.commit(ts(i))
-    for i in range(12):
-        b.clean(ts(100 + i), ts(30))
+def _archivable(root: Path, merge: bool) -> TableBuilder:
+    """The builder's archivable timeline; with `merge`, one archive file already written and 10
+    commits more, so the next run writes a second archive file and merges the two."""
+    b = TableBuilder(root).archivable()
     if merge:
         config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
         HoodieTimelineArchiver(b.table(), config).archive_if_required()
@@ -70,7 +66,7 @@ def _tree(root: Path) -> dict[str, bytes | None]:
 
 @pytest.mark.parametrize("merge", [False, True], ids=["plain", "merge"])
 def test_run_refused_while_the_lock_is_held_changes_nothing(tmp_path, merge):
-    b = _table(tmp_path, merge)
+    b = _archivable(tmp_path, merge)
     active, archived = _state_files(b.table())
     everything = set(active) | set(archived)
     conf = [*CONF, *MERGE] if merge else CONF
@@ -94,7 +90,7 @@ def test_run_refused_while_the_lock_is_held_changes_nothing(tmp_path, merge):
 
 @pytest.mark.parametrize("merge", [False, True], ids=["plain", "merge"])
 def test_two_runs_started_together_archive_each_instant_once(tmp_path, merge):
-    b = _table(tmp_path, merge)
+    b = _archivable(tmp_path, merge)
     active, archived = _state_files(b.table())
     everything = set(active) | set(archived)
     conf = [*CONF, *MERGE] if merge else CONF
@@ -112,7 +108,7 @@ def test_two_runs_started_together_archive_each_instant_once(tmp_path, merge):
 
 
 def test_orchestration_style_selection_made_before_another_run_is_redone(tmp_path):
-    b = _table(tmp_path, merge=False)
+    b = TableBuilder(tmp_path).archivable()
     config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
     slow = HoodieTimelineArchiver(b.table(), config)
     selection = slow.select()  # shown first, as the archive_batch asset does
@@ -123,7 +119,7 @@ def test_orchestration_style_selection_made_before_another_run_is_redone(tmp_pat
 
 
 def test_archiver_refuses_while_a_clean_holds_the_lock(tmp_path):
-    b = _table(tmp_path, merge=False)
+    b = TableBuilder(tmp_path).archivable()
     config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
     with hold_maintenance_lock(b.table(), "clean"):
         with pytest.raises(TableBusyError, match="clean by pid"):

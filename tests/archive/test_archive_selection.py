@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from builders import TableBuilder, ts
+from support.builders import TableBuilder, ts
 
 from hudi_assets.archive import ArchiveConfig, select_instants_to_archive
 from hudi_assets.clean.config import CleanConfig

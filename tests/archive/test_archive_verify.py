@@ -4,7 +4,7 @@ back, the record count of its blocks and the instants of its first and last bloc
 from __future__ import annotations
 
 import pytest
-from builders import TableBuilder, ts
+from support.builders import TableBuilder, ts
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.avro import java_schema_json

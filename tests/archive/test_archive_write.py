@@ -10,8 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, ts
-from refdata import shared_path
+from support.builders import TableBuilder, ts
+from support.refdata import shared_path
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.archive.conversion import convert_commit_metadata, to_archived_entry
@@ -29,15 +29,6 @@ CONF = ["--hoodie-conf", "hoodie.keep.min.commits=5", "--hoodie-conf", "hoodie.k
         "--hoodie-conf", "hoodie.cleaner.commits.retained=3"]
 
 
-def _table(tmp_path, n=40, cleans=12):
-    b = TableBuilder(tmp_path)
-    for i in range(n):
-        b.commit(ts(i))
-    for i in range(cleans):
-        b.clean(ts(100 + i), ts(30))
-    return b
-
-
 def _keys(table):
     active = {(i.timestamp, i.comparable_action) for i in table.reload_timeline()}
     archived = {(i.timestamp, i.comparable_action) for i in ArchivedTimeline.load(table).instants()}
@@ -45,7 +36,7 @@ def _keys(table):
 
 
 def test_archive_writes_decodes_and_deletes(tmp_path):
-    b = _table(tmp_path)
+    b = TableBuilder(tmp_path).archivable()
     (tmp_path / ".hoodie/.temp" / ts(0)).mkdir(parents=True)
     table = b.table()
     originals = {(i.timestamp, i.action, i.state): table.active_timeline.read_details(i)
@@ -99,7 +90,7 @@ def test_entries_decode_with_hudi_schema(tmp_path):
         pending = failed
     schema = fastavro.parse_schema(next(t for t in texts if t["name"] == "HoodieArchivedMetaEntry"),
                                    named_schemas=named)
-    b = _table(tmp_path)
+    b = TableBuilder(tmp_path).archivable()
     b.compaction(ts(3) + "5", state=State.COMPLETED)
     b.rollback(ts(300), ts(1))
     table = b.table()
@@ -162,7 +153,7 @@ def test_merge_small_archive_files_and_recovery(tmp_path):
 
 
 def test_cli_dry_run_and_exit_codes(tmp_path, capsys):
-    _table(tmp_path)
+    TableBuilder(tmp_path).archivable()
     assert main(["archive", str(tmp_path), "--dry-run", *CONF]) == 0
     out = capsys.readouterr().out
     assert "fence oldest pending write" in out and "35 commit instants selected" in out
@@ -177,7 +168,7 @@ def test_cli_dry_run_and_exit_codes(tmp_path, capsys):
 @pytest.mark.parametrize("step", ["before-write", "after-write", "deleting-completed", "merge-plan-written",
                                   "merge-file-written"])
 def test_sigkill_then_next_run_completes(tmp_path, step):
-    b = _table(tmp_path)
+    b = TableBuilder(tmp_path).archivable()
     conf = [*CONF, "--hoodie-conf", "hoodie.archive.merge.enable=true",
             "--hoodie-conf", "hoodie.archive.merge.files.batch.size=2"]
     if step.startswith("merge"):  # one earlier archive file, so the run after this one merges two
@@ -187,7 +178,7 @@ def test_sigkill_then_next_run_completes(tmp_path, step):
             b.commit(ts(i))
     before_active, before_archived = _keys(b.table())
     everything = before_active | before_archived
-    kill = [sys.executable, str(Path(__file__).with_name("kill_at.py")), str(tmp_path), step,
+    kill = [sys.executable, str(Path(__file__).parents[1] / "support/kill_archive.py"), str(tmp_path), step,
             *(pair for pair in conf if pair != "--hoodie-conf")]
     proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
@@ -245,7 +236,7 @@ def test_version_1_clean_plans_are_archived_upgraded_to_version_2(tmp_path):
     (b"[ ]", "commit metadata must be a JSON object"),
 ])
 def test_corrupt_commit_in_range_exits_2_and_changes_nothing(tmp_path, capsys, content, problem):
-    _table(tmp_path)
+    TableBuilder(tmp_path).archivable()
     (tmp_path / ".hoodie" / ".temp" / ts(0)).mkdir(parents=True)
     (tmp_path / ".hoodie" / f"{ts(3)}.commit").write_bytes(content)
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
@@ -258,7 +249,7 @@ def test_corrupt_commit_in_range_exits_2_and_changes_nothing(tmp_path, capsys, c
 def test_completed_files_are_deleted_in_the_selections_order(tmp_path, monkeypatch):
     """0.15 deletes the pending files, then the completed ones one by one in the order it selected
     them: the rollback group, the clean group (HashMap order of the two), then the commits."""
-    b = _table(tmp_path)
+    b = TableBuilder(tmp_path).archivable()
     for i in range(9):
         b.rollback(ts(200 + i), ts(1))
     table = b.table()
@@ -354,7 +345,7 @@ def test_entries_encoded_one_by_one_make_the_file_encoded_whole(tmp_path):
     """A run of 126 state files, each converted and encoded on its own, writes byte for byte the
     file encoded from all entries at once, and a file that cannot be converted is skipped
     (fail-on-timeline-archiving off) without taking its neighbours with it."""
-    table = _table(tmp_path).table()
+    table = TableBuilder(tmp_path).archivable().table()
     (tmp_path / ".hoodie" / f"{ts(3)}.commit").write_bytes(b"\x00garbage")
     archiver = HoodieTimelineArchiver(table, replace(SMALL, fail_on_timeline_archiving=False))
     selection = archiver.select()
@@ -401,7 +392,7 @@ def test_compaction_plan_copies_in_aux_go_with_their_archived_instants(tmp_path)
     """0.14/0.15's deleteAllInstantsOlderOrEqualsInAuxMetaFolder: the instant files directly under
     `.hoodie/.aux` up to the latest archived commit, of instants no longer active; never a subfolder,
     a lock file, or the copy of an instant still active."""
-    b = _table(tmp_path)
+    b = TableBuilder(tmp_path).archivable()
     aux = tmp_path / ".hoodie/.aux"
     aux.mkdir(parents=True, exist_ok=True)
     archived_copies = [f"{ts(3)}.compaction.requested", f"{ts(7)}.compaction.inflight", f"{ts(2)}.commit"]

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import fastavro
 import pytest
-from refdata import TABLES, table_zips, unzip_table
+from support.refdata import TABLES, table_zips, unzip_table
 
 from hudi_assets.archive.conversion import to_archived_entry
 from hudi_assets.avro import java_schema_json

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, base_file, log_file
+from support.builders import TableBuilder, base_file, log_file
 
 from hudi_assets.clean import CleanConfig, clean_table
 from hudi_assets.cli import main
@@ -18,6 +18,7 @@ from hudi_assets.metadata.clean_records import indexed_columns
 from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.metadata.keys import bloom_filter_key
 from hudi_assets.metadata.payloads import ColumnRange, bloom_filter_record, column_stats_record, wrap
+from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.rollback import rollback_failed_writes
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import write_table_config
@@ -165,7 +166,8 @@ def test_lazy_rollback_after_a_clean_keeps_the_metadata_table_in_step(tmp_path, 
     assert clean_table(table, config).files_deleted > 0
     _assert_in_step(tmp_path, capsys)
     b.commit("20240101000009000", state=State.INFLIGHT)
-    [done] = rollback_failed_writes(HoodieTable(str(tmp_path)), now_ms=2**62)
+    table = HoodieTable(str(tmp_path))
+    [done] = rollback_failed_writes(table, now_ms=2**62, metadata=MetadataTableSink(table))
     assert done.instant_time == "20240101000009000"
     _assert_in_step(tmp_path, capsys)
 
@@ -180,7 +182,8 @@ def test_kill_9_around_the_metadata_deltacommit_then_rerun_finishes(tmp_path, ca
     _with_mdt(tmp_path, table_type, ("column_stats",))
     files = _base_files(tmp_path)
     before = MetadataTable(str(tmp_path)).files_listing
-    kill = [sys.executable, str(Path(__file__).with_name("kill_at.py")), str(tmp_path), step, "2"]
+    kill = [sys.executable, str(Path(__file__).parents[1] / "support/kill_clean.py"), str(tmp_path), step,
+            "2"]
     proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr
     assert not list((tmp_path / ".hoodie").glob("*.clean"))

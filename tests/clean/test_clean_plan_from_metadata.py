@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, base_file, log_file
+from support.builders import TableBuilder, base_file, log_file
 
 from hudi_assets.clean import CleanConfig, clean_table
 from hudi_assets.clean.plan import CleanerPlan
@@ -15,7 +15,6 @@ from hudi_assets.clean.workflow import plan_clean
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
 from hudi_assets.engine import LocalEngine, SparkEngine
-from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.metadata.payloads import partition_files_record
 from hudi_assets.metadata.writer import MetadataTableWriter
 from hudi_assets.table import HoodieTable
@@ -48,12 +47,12 @@ def _write(b: TableBuilder, table_type: str, commits: list[str], base: dict[str,
             MetadataTableWriter(b.table()).commit(t, records)
 
 
-def _table(root: Path, table_type: str) -> tuple[TableBuilder, dict[str, str]]:
+def _written(root: Path, table_type: str) -> tuple[TableBuilder, dict[str, str]]:
+    """Five writes (`_write`), then a metadata table made from storage."""
     b = TableBuilder(root, table_type)
     base: dict[str, str] = {}
     _write(b, table_type, COMMITS[:5], base)
-    initialize_from_filesystem(b.table(), {})
-    return b, base
+    return b.metadata_table_from_storage(), base
 
 
 def _config(table: HoodieTable, conf: dict[str, str]) -> CleanConfig:
@@ -81,7 +80,7 @@ def _plans(root: Path, conf: dict[str, str]) -> tuple[tuple, tuple]:
 @pytest.mark.parametrize("policy", sorted(POLICIES))
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_plans_from_the_metadata_table_equal_plans_from_listing(tmp_path, table_type, policy):
-    b, base = _table(tmp_path, table_type)
+    b, base = _written(tmp_path, table_type)
     from_mdt, from_storage = _plans(tmp_path, POLICIES[policy])
     assert from_mdt == from_storage
     # A clean (recorded in the metadata table), more writes, and the next (incremental) plan.
@@ -93,7 +92,7 @@ def test_plans_from_the_metadata_table_equal_plans_from_listing(tmp_path, table_
 
 
 def test_the_plan_reads_the_metadata_table_not_storage(tmp_path):
-    _table(tmp_path, "COPY_ON_WRITE")
+    _written(tmp_path, "COPY_ON_WRITE")
     gone = tmp_path / "p2" / base_file("ap2", COMMITS[1])
     gone.unlink()  # the metadata table still lists it
     table = HoodieTable(str(tmp_path))
@@ -107,7 +106,7 @@ def test_the_plan_reads_the_metadata_table_not_storage(tmp_path):
 @pytest.mark.parametrize(("damage", "problem"), [("files partition removed", "__all_partitions__"),
                                                  ("base file truncated", "too short for an HFile")])
 def test_an_unreadable_metadata_table_stops_the_clean_naming_it(tmp_path, capsys, damage, problem):
-    _table(tmp_path, "COPY_ON_WRITE")
+    _written(tmp_path, "COPY_ON_WRITE")
     files = tmp_path / ".hoodie" / "metadata" / "files"
     for data_file in [*files.glob(".files-*"), *files.glob("files-*.hfile")]:
         if damage == "base file truncated" and data_file.suffix == ".hfile":
@@ -131,7 +130,7 @@ def test_a_replaced_partition_is_deleted_unless_storage_holds_files_in_flight(tm
     """p3's one group is replaced (insert_overwrite into p1) before the earliest commit to retain: the
     partition goes, unless a write in flight has a file there, which only storage knows (Hudi's
     hasPendingFiles lists it)."""
-    b, _ = _table(tmp_path, "COPY_ON_WRITE")
+    b, _ = _written(tmp_path, "COPY_ON_WRITE")
     replace = "20240101000006000"
     b.commit(replace, {"p1": [base_file("zp1", replace)]}, replaced={"p3": ["ap3"]})
     new_group = {base_file("zp1", replace): 1}
@@ -154,7 +153,7 @@ def test_a_replaced_partition_is_deleted_unless_storage_holds_files_in_flight(tm
 @pytest.mark.spark
 def test_spark_tasks_plan_from_the_metadata_table_like_local(tmp_path):
     """The driver reads each batch from the metadata table; Spark tasks get names and sizes only."""
-    _table(tmp_path, "MERGE_ON_READ")
+    _written(tmp_path, "MERGE_ON_READ")
     table = HoodieTable(str(tmp_path))
     config = _config(table, POLICIES["commits"])
     engine = SparkEngine(master="local[2]")

@@ -7,15 +7,16 @@ import pickle
 from datetime import UTC, datetime
 
 import pytest
-from builders import base_file, log_file, ts
+from support.builders import base_file, log_file, ts
 
 from hudi_assets.clean import CleanConfig, CleanPlanner, clean_table, schedule_clean
 from hudi_assets.clean.plan import CleanFileInfo
-from hudi_assets.clean.planner import PartitionDecision, earliest_commit_to_retain, hours_cutoff
+from hudi_assets.clean.planner import PartitionDecision
 from hudi_assets.clean.workflow import request_clean
 from hudi_assets.config import WriteConfig
 from hudi_assets.exceptions import UnsafePlanError
 from hudi_assets.fsview import FileSystemView
+from hudi_assets.retention import earliest_commit_to_retain, hours_cutoff
 from hudi_assets.timeline.instant import State
 
 P = "2024/01/01"

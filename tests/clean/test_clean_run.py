@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from builders import pending_clean
 from hudi import HudiTable
+from support.builders import pending_clean
 
 from hudi_assets.avro import deserialize_metadata, serialize_metadata
 from hudi_assets.clean import CleanConfig, CleanPlanner, clean_table, run_pending, schedule_clean
@@ -210,7 +210,7 @@ def test_kill_9_then_rerun_finishes(tmp_path, point):
     del reader
     retained = commits[-3:]
     before = {t: as_of(t) for t in retained}
-    kill = [sys.executable, str(Path(__file__).with_name("kill_at.py")), str(path), point, "3"]
+    kill = [sys.executable, str(Path(__file__).parents[1] / "support/kill_clean.py"), str(path), point, "3"]
     proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr
     pending = [n for n in _cleans(path) if n.endswith(".requested") or n.endswith(".inflight")]

@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import json
 
+from support.builders import demo_table
+
 from hudi_assets.clean import CleanConfig, CleanPlanner
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
-from hudi_assets.demo import generate_table
-from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 
 RETAIN = ["--hoodie-conf", "hoodie.cleaner.commits.retained=3"]
 
 
-def _table(path):
-    generate_table(Storage(str(path)), "MERGE_ON_READ", name="t", partitions=3, commits=12,
-                   files_per_partition=2, records_per_file=3, update_fraction=0.5, bloom_entries=1000, seed=5)
-    return path
+DEMO = {"name": "t", "partitions": 3, "commits": 12, "files_per_partition": 2, "records_per_file": 3,
+        "update_fraction": 0.5, "bloom_entries": 1000, "seed": 5}
 
 
 def _dry_run(path, capsys, *extra):
@@ -29,7 +27,7 @@ def _dry_run(path, capsys, *extra):
 
 
 def test_json_is_the_plan_with_sizes_from_disk(tmp_path, capsys):
-    path = _table(tmp_path / "t")
+    path = demo_table(tmp_path / "t", "MERGE_ON_READ", **DEMO)
     out = json.loads(_dry_run(path, capsys, "--json"))
     table = HoodieTable(str(path))
     config = CleanConfig.from_write_config(
@@ -54,7 +52,7 @@ def test_json_is_the_plan_with_sizes_from_disk(tmp_path, capsys):
 
 
 def test_summary_by_default_files_on_request(tmp_path, capsys):
-    path = _table(tmp_path / "t")
+    path = demo_table(tmp_path / "t", "MERGE_ON_READ", **DEMO)
     summary = _dry_run(path, capsys)
     listed = _dry_run(path, capsys, "--list-files")
     plan = json.loads(_dry_run(path, capsys, "--json"))
@@ -69,7 +67,7 @@ def test_summary_by_default_files_on_request(tmp_path, capsys):
 
 
 def test_json_without_dry_run_is_bad_input(tmp_path, capsys):
-    path = _table(tmp_path / "t")
+    path = demo_table(tmp_path / "t", "MERGE_ON_READ", **DEMO)
     assert main(["clean", str(path), "--engine", "local", "--json"]) == 2
     assert "--dry-run" in capsys.readouterr().err
 
@@ -78,7 +76,7 @@ def test_json_text_is_what_json_dumps_writes_also_for_paths_that_need_escapes(tm
     """Paths Hudi writes go out in one format per partition, others escaped one by one: either way
     the text is `json.dumps` of the object it parses to, and the paths are the plan's."""
     for name in ("plain", 'quote"and\\backslash-é', "tab\t", "del\x7f"):
-        path = _table(tmp_path / name)
+        path = demo_table(tmp_path / name, "MERGE_ON_READ", **DEMO)
         raw = _dry_run(path, capsys, "--json")
         out = json.loads(raw)
         assert raw == json.dumps(out) + "\n"

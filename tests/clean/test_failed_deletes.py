@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import subprocess
 
-from builders import base_file, ts
+from support.builders import base_file, ts
 
 from hudi_assets.clean import CleanConfig, schedule_clean
 from hudi_assets.cli import main

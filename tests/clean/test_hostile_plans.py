@@ -12,10 +12,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
-from builders import base_file, pending_clean, ts
-from hudi import HudiReadOptions, HudiTable
+from support.builders import base_file, pending_clean, ts
+from support.failed_tables import read_rows
 
 from hudi_assets.avro import serialize_metadata
 from hudi_assets.clean import CleanConfig, CleanPlanner, validate_pending
@@ -211,13 +210,6 @@ def _listing(root: Path) -> dict[str, int]:
     return found
 
 
-def _rows(path: str, as_of: str | None = None) -> list[str]:
-    options = HudiReadOptions().with_as_of_timestamp(as_of) if as_of else None
-    batches = HudiTable(path).read(options) if options else HudiTable(path).read()
-    return sorted(r["_hoodie_record_key"] + r["_hoodie_commit_time"]
-                  for r in pa.Table.from_batches(batches).to_pylist())
-
-
 @pytest.mark.parametrize("name", list(CASES))
 def test_hostile_plan_is_refused_whole_and_nothing_is_deleted(tmp_path, capsys, name):
     mutate, problem, table_type, *retained = CASES[name]
@@ -234,7 +226,7 @@ def test_hostile_plan_is_refused_whole_and_nothing_is_deleted(tmp_path, capsys, 
     offending = mutate(case)
     requested = pending_clean(table, plan)
     t = requested.timestamp
-    latest, as_of_savepoint = _rows(str(base)), _rows(str(base), demo.savepoint)
+    latest, as_of_savepoint = read_rows(str(base)), read_rows(str(base), demo.savepoint)
     before = _listing(tmp_path)
 
     args = ["clean", str(base), "--engine", "local"] + [f"--hoodie-conf={k}={v}" for k, v in conf.items()]
@@ -243,7 +235,7 @@ def test_hostile_plan_is_refused_whole_and_nothing_is_deleted(tmp_path, capsys, 
     assert requested.file_name in err and offending.rpartition("/")[2] in err and problem in err, err
     assert f"--discard-pending {t}" in err
     assert _listing(tmp_path) == before
-    assert _rows(str(base)) == latest and _rows(str(base), demo.savepoint) == as_of_savepoint
+    assert read_rows(str(base)) == latest and read_rows(str(base), demo.savepoint) == as_of_savepoint
     # The library (and so the Dagster check) gives the same first verdict.
     report = validate_pending(HoodieTable(str(base)), config)
     first = report.violations[0]
@@ -261,10 +253,10 @@ def test_legitimate_plan_of_the_same_table_passes_and_runs(tmp_path):
     t = pending_clean(table, plan).timestamp
     report = validate_pending(HoodieTable(str(base)), config)
     assert report.safe and sum(len(v) for v in report.plans[0].files.values()) == plan.total_files
-    latest, as_of_savepoint = _rows(str(base)), _rows(str(base), demo.savepoint)
+    latest, as_of_savepoint = read_rows(str(base)), read_rows(str(base), demo.savepoint)
     args = ["clean", str(base), "--engine", "local"] + [f"--hoodie-conf={k}={v}" for k, v in RETAIN.items()]
     assert main(args) == 0
-    assert _rows(str(base)) == latest and _rows(str(base), demo.savepoint) == as_of_savepoint
+    assert read_rows(str(base)) == latest and read_rows(str(base), demo.savepoint) == as_of_savepoint
     assert (base / ".hoodie" / f"{t}.clean").exists()
 
 
@@ -311,7 +303,7 @@ def test_non_partitioned_table_emptied_by_a_replacecommit_completes(builder):
 
 def test_clean_is_refused_and_changes_nothing_while_another_run_holds_the_lock(tmp_path, capsys):
     """The table lock (the one `archive` takes) keeps a clean out: exit 1 naming the owner."""
-    from transaction.lock_tables import hold_maintenance_lock
+    from support.lock_tables import hold_maintenance_lock
 
     base = tmp_path / "t"
     generate_table(Storage(str(base)), "COPY_ON_WRITE", name="t", partitions=PARTITIONS, commits=12, seed=5)

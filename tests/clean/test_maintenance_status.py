@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from builders import base_file, ts
+from support.builders import base_file, ts
 
 from hudi_assets.config import WriteConfig
 from hudi_assets.maintenance import maintenance_status

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from builders import pending_clean
-from clean.test_hostile_plans import _rows
+from support.builders import pending_clean
+from support.failed_tables import read_rows
 
 from hudi_assets.clean import CleanConfig, CleanPlanner
 from hudi_assets.clean.workflow import request_clean
@@ -47,10 +47,10 @@ def test_partitions_named_with_hash_question_mark_and_percent_are_cleaned(tmp_pa
     base = tmp_path / "t"
     generate_table(Storage(str(base)), "COPY_ON_WRITE", name="t",
                    partitions=["city=a#b?c", "city=São Paulo %41"], **SMALL)
-    rows = _rows(str(base))
+    rows = read_rows(str(base))
     assert _clean(base, face) == 0
     assert list((base / ".hoodie").glob("*.clean"))  # completed, not refused
-    assert _rows(str(base)) == rows
+    assert read_rows(str(base)) == rows
 
 
 def _pending_partition_delete(base: Path, partition: str) -> str:
@@ -64,11 +64,11 @@ def _pending_partition_delete(base: Path, partition: str) -> str:
 
 
 def _refused(tmp_path, capsys, base: Path, plan_file: str, problem: str, face: str) -> None:
-    rows, before = _rows(str(base)), _listing(tmp_path)
+    rows, before = read_rows(str(base)), _listing(tmp_path)
     assert _clean(base, face) == 2
     err = capsys.readouterr().err
     assert plan_file in err and problem in err, err
-    assert _listing(tmp_path) == before and _rows(str(base)) == rows
+    assert _listing(tmp_path) == before and read_rows(str(base)) == rows
 
 
 @pytest.mark.parametrize("face", ["cli", "api"])

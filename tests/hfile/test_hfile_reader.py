@@ -6,8 +6,8 @@ import bisect
 import time
 
 import pytest
-from hfile.layout import block_headers
-from hfile.reference_files import named, reference_params
+from support.hfile_layout import block_headers
+from support.hfile_references import named, reference_params
 
 from hudi_assets.exceptions import CorruptFileError, HudiInputError
 from hudi_assets.hfile import Compression, HFileReader

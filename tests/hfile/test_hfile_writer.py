@@ -6,7 +6,7 @@ import dataclasses
 import struct
 
 import pytest
-from hfile.layout import block_headers, block_kinds
+from support.hfile_layout import block_headers, block_kinds
 
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.hfile import HUDI_COMPARATOR, Compression, HFileReader

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hfile.layout import block_kinds
-from hfile.reference_files import DEEP_INDEX_CHUNK_SIZE, DEEP_INDEX_MIN_ENTRIES, named, reference_params
 from hudi import HudiTable
-from refdata import unzip_table
+from support.hfile_layout import block_kinds
+from support.hfile_references import DEEP_INDEX_CHUNK_SIZE, DEEP_INDEX_MIN_ENTRIES, named, reference_params
+from support.refdata import unzip_table
 
 from hudi_assets.hfile import HUDI_COMPARATOR, HFileReader
 from hudi_assets.hfile.format import RESERVED_FILE_INFO_PREFIX

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from refdata import params_or_skip, table_zips, unzip_table
+from support.refdata import params_or_skip, table_zips, unzip_table
 
 from hudi_assets import bloom
 from hudi_assets.exceptions import CorruptFileError

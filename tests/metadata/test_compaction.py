@@ -10,7 +10,7 @@ from pathlib import Path
 
 import fastavro
 import pytest
-from refdata import params_or_skip, table_zips, unzip_table
+from support.refdata import params_or_skip, table_zips, unzip_table
 
 from hudi_assets import bloom
 from hudi_assets.avro import deserialize_any

@@ -247,7 +247,7 @@ def test_each_clean_keeps_the_metadata_table_in_step(hourly, policy, tmp_path, c
 
 
 def test_on_s3_the_metadata_table_is_the_same_as_locally(tmp_path, capsys):
-    from s3_server import moto_s3
+    from support.s3_server import moto_s3
 
     spec = {**SPECS["demo_mor"], "commits": 11, "metadata_table": True}
     local = generate_table(Storage(str(tmp_path / "demo_mor")), **spec)

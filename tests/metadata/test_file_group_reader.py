@@ -57,7 +57,7 @@ def _delete_block(instant: str, keys: list[str]) -> bytes:
     return encode_block(LogBlock(BlockType.DELETE, {HeaderKey.INSTANT_TIME: instant}, content))
 
 
-def _table(tmp_path, base: dict, *blocks: bytes) -> tuple[Storage, list]:
+def _file_slices(tmp_path, base: dict, *blocks: bytes) -> tuple[Storage, list]:
     partition = tmp_path / "files"
     partition.mkdir()
     (partition / f"{FILE_ID}_0-1-0_{BASE}.hfile").write_bytes(_hfile(base))
@@ -82,7 +82,7 @@ def _listed(storage, slices, blocks) -> dict[str, dict[str, int]]:
 
 
 def test_log_records_merge_onto_the_base_file(tmp_path):
-    storage, slices = _table(
+    storage, slices = _file_slices(
         tmp_path, {"p1": {"a.parquet": (10, False), "b.parquet": (20, False)}},
         _data_block("001", {"p1": {"a.parquet": (0, True), "c.parquet": (30, False)}}),
         _data_block("002", {"p1": {"c.parquet": (25, False), "x.parquet": (0, True)},
@@ -93,7 +93,7 @@ def test_log_records_merge_onto_the_base_file(tmp_path):
 
 
 def test_blocks_of_invalid_inflight_or_later_instants_are_skipped(tmp_path):
-    storage, slices = _table(
+    storage, slices = _file_slices(
         tmp_path, {"p1": {"a.parquet": (10, False)}},
         _data_block("001", {"p1": {"b.parquet": (1, False)}}),  # not a valid instant
         _data_block("002", {"p1": {"c.parquet": (2, False)}}),  # inflight on the metadata table
@@ -108,7 +108,7 @@ def test_blocks_of_invalid_inflight_or_later_instants_are_skipped(tmp_path):
 
 def test_rollback_command_removes_its_targets_blocks_and_torn_blocks(tmp_path):
     torn = _data_block("002", {"p1": {"torn.parquet": (9, False)}})[:-30]
-    storage, slices = _table(
+    storage, slices = _file_slices(
         tmp_path, {"p1": {"a.parquet": (10, False)}},
         _data_block("001", {"p1": {"b.parquet": (1, False)}}),
         _data_block("002", {"p1": {"a.parquet": (0, True)}}),
@@ -120,7 +120,7 @@ def test_rollback_command_removes_its_targets_blocks_and_torn_blocks(tmp_path):
 
 
 def test_delete_block_removes_a_key_and_a_later_log_record_starts_afresh(tmp_path):
-    storage, slices = _table(
+    storage, slices = _file_slices(
         tmp_path, {"p1": {"a.parquet": (10, False)}, "p2": {"b.parquet": (5, False)}},
         _delete_block("001", ["p1", "p2"]),
         _data_block("002", {"p2": {"c.parquet": (7, False)}}),

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, base_file, log_file
-from refdata import params_or_skip, table_zips, unzip_table
+from support.builders import TableBuilder, base_file, log_file
+from support.refdata import params_or_skip, table_zips, unzip_table
 
 from hudi_assets import bloom
 from hudi_assets.hfile import HFileReader

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from refdata import params_or_skip, table_zips, unzip_table
+from support.refdata import params_or_skip, table_zips, unzip_table
 
 from hudi_assets.hfile import HFileReader
 from hudi_assets.logformat import BlockType, HeaderKey, read_blocks

@@ -98,7 +98,7 @@ def _reference_schema(file_name: str) -> dict:
     import json
     import re
 
-    from refdata import shared_path
+    from support.refdata import shared_path
 
     text = shared_path("reference", "avro", file_name).read_text()
     return json.loads(re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL))

@@ -14,7 +14,7 @@ from hudi_assets.cli import main
 from hudi_assets.demo import generate_table
 from hudi_assets.metadata import MetadataTable
 from hudi_assets.metadata.compaction import merged_records
-from hudi_assets.metadata.services import MetadataServices
+from hudi_assets.metadata_services.services import MetadataServices
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 
@@ -146,12 +146,12 @@ def test_the_archive_names_the_data_table_fence_when_it_holds_instants_back(tabl
     keep = ["--hoodie-conf", "hoodie.keep.min.commits=5", "--hoodie-conf", "hoodie.keep.max.commits=6",
             "--hoodie-conf", "hoodie.cleaner.commits.retained=4"]
     first = MetadataTable(str(table)).data_timeline.filter_completed().timestamps[0]
-    code, status = _services(table, capsys, "--services", *keep)
+    _, status = _services(table, capsys, "--services", *keep)
     [fence] = status["archive"]["blocked_by"]
     assert fence["instant"] == first and "earliest commit" in fence["reason"]
     assert status["archive"]["detail"].endswith("held back")
     pending = f"{first[:-3]}000"
     (table / ".hoodie" / f"{pending}.deltacommit.requested").write_bytes(b"")
-    code, status = _services(table, capsys, "--services", *keep)
+    _, status = _services(table, capsys, "--services", *keep)
     [fence] = status["archive"]["blocked_by"]
     assert fence["instant"] == pending and "earliest pending instant" in fence["reason"]

@@ -63,7 +63,8 @@ def test_kill_9_at_each_step_leaves_the_metadata_table_readable_and_the_next_run
     rows = _rows(base)
     listing = MetadataTable(str(base)).files_listing.partitions
     old_compaction = MetadataTable(str(base)).latest_compaction().timestamp
-    kill = [sys.executable, str(Path(__file__).with_name("mdt_kill_at.py")), str(base), step, *CONF]
+    script = Path(__file__).parents[1] / "support" / "kill_metadata_services.py"
+    kill = [sys.executable, str(script), str(base), step, *CONF]
     assert _killed(kill, tmp_path / "stderr") == -9, (tmp_path / "stderr").read_text()
     assert main(["metadata", str(base), "--validate"]) == 0, capsys.readouterr()
     assert MetadataTable(str(base)).files_listing.partitions == listing

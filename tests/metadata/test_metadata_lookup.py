@@ -5,7 +5,7 @@ files as storage, partition by partition."""
 from __future__ import annotations
 
 import pytest
-from refdata import params_or_skip, table_zips, unzip_table
+from support.refdata import params_or_skip, table_zips, unzip_table
 
 from hudi_assets.exceptions import CorruptFileError, HudiInputError
 from hudi_assets.metadata import MetadataTable

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, base_file, log_file
+from support.builders import TableBuilder, base_file, log_file
 
 from hudi_assets.cli import main
 from hudi_assets.exceptions import HudiAssetsError

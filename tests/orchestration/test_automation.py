@@ -80,6 +80,21 @@ def test_due_tables_are_requested_once_per_timeline_and_settings(lake):
         assert _requested(_tick(lowered, instance, first.cursor)) == [("cow", "archive"), ("mor", "clean")]
 
 
+def test_run_keys_stay_unique_when_settings_come_back(lake):
+    """Settings back to a combination already seen, same latest commit: a new request, a new run key
+    (Dagster silently drops a request whose run key it has seen)."""
+    due = {"mor": {"hoodie.clean.max.commits": "3"}}
+    first_settings = HudiTableRegistry(roots=[str(lake)], hoodie_conf=QUIET, table_hoodie_conf=due)
+    other_settings = HudiTableRegistry(roots=[str(lake)], table_hoodie_conf=due,
+                                       hoodie_conf={**QUIET, "hoodie.cleaner.commits.retained": "5"})
+    with dg.instance_for_test() as instance:
+        first = _tick(first_settings, instance)
+        second = _tick(other_settings, instance, first.cursor)
+        third = _tick(first_settings, instance, second.cursor)
+    keys = [tick.run_requests[0].run_key for tick in (first, second, third)]
+    assert len(set(keys)) == 3, keys
+
+
 def test_a_table_with_a_run_in_progress_is_left_alone(lake):
     registry = HudiTableRegistry(roots=[str(lake)], hoodie_conf={"hoodie.clean.max.commits": "1"})
     defs = build_definitions(registry)

@@ -58,6 +58,10 @@ def _checks(result) -> dict[tuple[str, str], dg.AssetCheckEvaluation]:
     return {(e.asset_key.path[-1], e.check_name): e for e in evaluations}
 
 
+def _logged(instance, result) -> str:
+    return "\n".join(entry.user_message for entry in instance.all_logs(result.run_id))
+
+
 def _metadata(result, key: dg.AssetKey) -> dict:
     event = next(e for e in result.get_asset_materialization_events()
                  if e.step_materialization_data.materialization.asset_key == key)
@@ -71,13 +75,15 @@ def test_every_table_has_its_own_keys_group_pool_and_identity(lake):
 
 
 def _identity(lake) -> None:
-    registry = HudiTableRegistry(roots=[str(lake)])
+    registry = HudiTableRegistry(roots=[str(lake)], owners=["team:lake"], table_owners={"mor": ["a@b.org"]},
+                                 runbook_url="https://runbooks.example/{database}/{table}")
     defs = build_definitions(registry)
     graph = defs.resolve_asset_graph()
     keys = set(graph.get_all_asset_keys())
     assert keys == {_key("default", "cow", s) for s in STEPS} | {_key("sales", "mor", s) for s in STEPS}
     node = graph.get(_key("sales", "mor", "clean_plan"))
-    assert node.group_name == "sales"
+    assert node.group_name == "sales__mor"  # the global lineage names every table
+    assert graph.get(_key("default", "cow", "clean_plan")).group_name == "default__cow"
     pools = {step: defs.resolve_assets_def(_key("sales", "mor", step)).op.pool for step in STEPS}
     assert pools == {**dict.fromkeys(STEPS, "hudi_table/sales.mor"), "clean_plan": "hudi_spark",
                      "clean_result": "hudi_spark"}
@@ -88,14 +94,23 @@ def _identity(lake) -> None:
         _key("sales", "mor", "archive_batch")]
     assert spec.metadata["dagster/table_name"] == "sales.mor"
     assert spec.metadata["dagster/uri"] == str(lake / "mor")
-    assert spec.metadata["setting/hoodie.keep.max.commits"] == "30"  # a setting, shown not plotted
-    assert spec.tags["hudi/table_type"] == "mor"
+    assert not [k for k in spec.metadata if k.startswith("setting/")]  # settings go stale: runs show them
+    assert spec.tags["hudi/table_type"] == "mor" and spec.tags["hudi/database"] == "sales"
+    assert spec.owners == ["team:lake", "a@b.org"]
+    assert spec.metadata["runbook"].url == "https://runbooks.example/sales/mor"
     reference = spec.metadata["dagster/code_references"].code_references[0]
     assert reference.file_path.endswith("archive_assets.py")
-    # Every step of a deleting asset carries the retention guard as its own blocking check.
+    # Every step of a deleting asset carries the retention guard as its own check (not blocking=True:
+    # the step refuses by itself, see factory); every check names the owners and the runbook.
     for step in STEPS[1:]:
         check = dg.AssetCheckKey(_key("default", "cow", step), "retention_settings_are_safe")
-        assert graph.get_check_spec(check).blocking
+        assert not graph.get_check_spec(check).blocking
+    for check in graph.asset_check_keys:
+        spec = graph.get_check_spec(check)
+        table = check.asset_key.path[2]
+        assert spec.metadata["runbook"].url.endswith(f"/{table}")
+        assert spec.description.endswith(f"Runbook: {spec.metadata['runbook'].url}")
+        assert "Owners: team:lake" in spec.description
     jobs = {j.name: j for j in defs.jobs}
     assert jobs["hudi_maintenance__sales__mor"].tags["hudi/table"] == "mor"
     assert defs.resolve_job_def("hudi_maintenance__sales__mor").executor_def.name == "in_process"
@@ -109,18 +124,28 @@ def test_unsafe_table_fails_its_own_check_and_the_safe_table_passes(lake):
     with dg.instance_for_test() as instance:
         unsafe = _run(defs, instance, [_key("default", "cow", s) for s in STEPS])
         safe = _run(defs, instance, [_key("sales", "mor", s) for s in STEPS])
-        assert not unsafe.success and safe.success
+        # A refusal is no failure of the run: the guard's check fails, the step records nothing.
+        assert unsafe.success and safe.success
         check = _checks(unsafe)[("timeline_snapshot", "retention_settings_are_safe")]
         assert not check.passed and check.severity == dg.AssetCheckSeverity.ERROR
         assert ("hoodie.cleaner.commits.retained=25 (from table_hoodie_conf[cow]), hoodie.keep.min.commits=20"
                 in check.description)
+        assert not _checks(unsafe)[("clean_plan", RETENTION)].passed
         assert instance.get_latest_materialization_event(_key("default", "cow", "clean_plan")) is None
+        assert f"refused: cow ({lake / 'cow'}): " in _logged(instance, unsafe)
+        # Checks of the steps that did not run stay PLANNED in a run that did not fail: the UI reads
+        # them as skipped (a failed run would read "Execution failed").
+        for step, name in (("clean_plan", "plan_is_safe"), ("clean_result", RETENTION),
+                           ("archive_batch", "archived_instants_readable")):
+            key = dg.AssetCheckKey(_key("default", "cow", step), name)
+            (record,) = instance.event_log_storage.get_asset_check_execution_history(key, limit=1)
+            assert record.status.value == "PLANNED" and record.run_id == unsafe.run_id
         # Status is the table's own: the later passing run of mor leaves cow failed.
         history = {key: instance.event_log_storage.get_asset_check_execution_history(key, limit=1)[0]
                    for key in (retention_cow, retention_mor)}
         assert history[retention_cow].status.value == "FAILED"
         assert history[retention_mor].status.value == "SUCCEEDED"
-        # The check runs on its own, as the UI's Execute button does (its run fails: it is blocking).
+        # The check runs on its own, as the UI's Execute button does.
         alone = _run(defs, instance, checks=[retention_cow])
         assert not _checks(alone)[("timeline_snapshot", RETENTION)].passed
         assert _checks(_run(defs, instance, checks=[retention_mor]))[("timeline_snapshot", RETENTION)].passed
@@ -132,11 +157,10 @@ def test_archive_batch_alone_on_an_unsafe_table_archives_nothing(lake):
     before = _files(lake / "cow")
     with dg.instance_for_test() as instance:
         result = _run(build_definitions(registry), instance, [_key("default", "cow", "archive_batch")])
-    assert not result.success
+        assert "nothing was planned, deleted or archived" in _logged(instance, result)
+        assert instance.get_latest_materialization_event(_key("default", "cow", "archive_batch")) is None
     check = _checks(result)[("archive_batch", "retention_settings_are_safe")]
     assert not check.passed and "must be < hoodie.keep.min.commits" in check.description
-    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
-    assert "nothing was planned, deleted or archived" in failure.step_failure_data.error.message
     assert _files(lake / "cow") == before
 
 
@@ -166,10 +190,36 @@ def test_a_registry_is_a_dry_run_unless_told_otherwise_and_its_runs_say_so(lake)
     with dg.instance_for_test() as instance:
         result = _run(build_definitions(registry), instance, [_key("default", "cow", s) for s in STEPS])
         assert result.success
-        assert instance.get_run_by_id(result.run_id).tags["hudi/dry_run"] == "true"
+        tags = instance.get_run_by_id(result.run_id).tags
+        assert tags["hudi/dry_run"] == "true" and tags["hudi/table"] == "cow"  # launched as the UI does
         plan = _metadata(result, _key("default", "cow", "clean_plan"))
-        assert plan["files_to_delete"].value > 0 and plan["dry_run"].value is True
+        # Planned figures of a dry run have their own keys: they never share a plot with real ones.
+        assert plan["dry_run/files_to_delete"].value > 0 and "files_to_delete" not in plan
+        assert plan["dry_run"].value is True
+        assert plan["run_settings"].value["hoodie.cleaner.commits.retained"] == "3"
+        assert plan["run_settings"].value["dry_run"] is True
     assert _files(lake) == before
+
+
+def test_run_config_of_one_field_leaves_dry_run_and_engine_alone(lake):
+    """Run config that sets only table_hoodie_conf keeps the registry's dry_run=False (Dagster would
+    fill it with the class default, True) and engine; dry_run set in run config still wins."""
+    registry = HudiTableRegistry(roots=[str(lake)], hoodie_conf=SMALL_RETENTION, engine="local",
+                                 dry_run=False)
+    conf = {"cow": {"hoodie.cleaner.commits.retained": "4"}}
+    only_conf = {"resources": {"hudi": {"config": {"table_hoodie_conf": conf}}}}
+    dry = {"resources": {"hudi": {"config": {"dry_run": True}}}}
+    steps = {_key("default", "cow", "timeline_snapshot"), _key("default", "cow", "clean_plan")}
+    with dg.instance_for_test() as instance:
+        defs = build_definitions(registry)
+        job = defs.resolve_job_def("hudi_maintenance__default__cow").get_subset(asset_selection=steps)
+        real = job.execute_in_process(only_conf, instance=instance)
+        assert instance.get_run_by_id(real.run_id).tags["hudi/dry_run"] == "false"
+        settings = _metadata(real, _key("default", "cow", "clean_plan"))["run_settings"].value
+        assert settings["dry_run"] is False and settings["engine"] == "local"
+        assert settings["hoodie.cleaner.commits.retained"] == "4"  # the run's own settings
+        asked = job.execute_in_process(dry, instance=instance)
+        assert instance.get_run_by_id(asked.run_id).tags["hudi/dry_run"] == "true"
 
 
 def test_metadata_is_typed_and_settings_are_never_plotted(lake):
@@ -185,7 +235,8 @@ def test_metadata_is_typed_and_settings_are_never_plotted(lake):
     largest = plan["largest_20_files"]
     assert isinstance(largest, dg.TableMetadataValue)
     sizes = [r.data["size_bytes"] for r in largest.records]
-    assert sizes == sorted(sizes, reverse=True) and len(sizes) == min(20, plan["files_to_delete"].value)
+    assert sizes == sorted(sizes, reverse=True)
+    assert len(sizes) == min(20, plan["dry_run/files_to_delete"].value)
     assert isinstance(plan["earliest_commit_to_retain"], dg.TimestampMetadataValue)
     numeric = {k for k, v in {**snapshot, **plan}.items()
                if isinstance(v, dg.IntMetadataValue | dg.FloatMetadataValue)}
@@ -199,7 +250,10 @@ def test_partitioned_layout_partitions_the_checks_too(lake):
     with dg.instance_for_test() as instance:
         assert defs.resolve_asset_graph().get_check_spec(check).partitions_def == TABLES
         instance.add_dynamic_partitions(TABLES.name, ["cow", "mor"])
-        assert not _run(defs, instance, partition="cow").success
+        refused = _run(defs, instance, partition="cow")
+        assert refused.success and not instance.get_latest_materialization_event(
+            dg.AssetKey(["hudi", "clean_plan"]))
+        assert instance.get_run_by_id(refused.run_id).tags["hudi/table"] == "cow"
         assert _run(defs, instance, partition="mor").success
         alone = _run(defs, instance, checks=[check], partition="cow")  # Execute on one partition
         assert not _checks(alone)[("timeline_snapshot", "retention_settings_are_safe")].passed

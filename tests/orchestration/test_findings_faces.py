@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import dagster as dg
 import pytest
+from support.builders import demo_table
 
 from hudi_assets import config_options as opt
 from hudi_assets.cli import main
-from hudi_assets.demo import generate_table
 from hudi_assets.findings import Finding, SettingsRefusedError, Severity
 from hudi_assets.orchestration.definitions import build_definitions
 from hudi_assets.orchestration.resources import HudiTableRegistry
-from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
-from hudi_assets.table_config import load_table_config, write_table_config
 
 pytestmark = pytest.mark.dagster
 
@@ -26,12 +24,8 @@ CHECK = dg.AssetCheckKey(dg.AssetKey(["hudi", "default", "cow", "timeline_snapsh
                          "retention_settings_are_safe")
 
 
-def _table(tmp_path, settings: dict[str, str]) -> str:
-    """A table whose hoodie.properties holds `settings`: one source, named alike in every face."""
-    storage = Storage(str(tmp_path / "cow"))
-    generate_table(storage, "COPY_ON_WRITE", name="cow", partitions=2, commits=6, seed=3)
-    write_table_config(storage, {**load_table_config(storage).props, **settings})
-    return str(tmp_path / "cow")
+# A table whose hoodie.properties holds the settings under test: one source, named alike in every face.
+DEMO = {"name": "cow", "partitions": 2, "commits": 6, "seed": 3}
 
 
 def _dagster(path: str) -> dg.AssetCheckEvaluation:
@@ -50,7 +44,7 @@ def _findings_rows(evaluation: dg.AssetCheckEvaluation) -> list[tuple[str, str, 
 
 
 def test_a_warning_reads_alike_in_every_face_and_only_the_policies_differ(tmp_path, capsys):
-    path = _table(tmp_path, WARNED)
+    path = str(demo_table(tmp_path / "cow", "COPY_ON_WRITE", WARNED, **DEMO))
     message = ("hoodie.cleaner.commits.retained must be < hoodie.keep.min.commits: "
                "hoodie.cleaner.commits.retained=25 (from hoodie.properties), "
                "hoodie.keep.min.commits=20 (from hoodie.properties); the archiver raises its minimum to keep "
@@ -80,7 +74,7 @@ def test_a_warning_reads_alike_in_every_face_and_only_the_policies_differ(tmp_pa
 
 
 def test_an_error_reads_alike_in_every_face(tmp_path, capsys):
-    path = _table(tmp_path, REFUSED)
+    path = str(demo_table(tmp_path / "cow", "COPY_ON_WRITE", REFUSED, **DEMO))
     message = ("Increase hoodie.keep.max.commits=22 (from hoodie.properties) to be greater than "
                "hoodie.keep.min.commits=25 (from hoodie.properties)")
     assert [f.message for f in opt.check(HoodieTable(path).write_config)] == [message]

@@ -86,11 +86,34 @@ def test_unsafe_pending_plan_is_blocked_and_nothing_is_deleted(tmp_path):
                                  dry_run=False)
     with dg.instance_for_test() as instance:
         result = _run(registry, "t", instance)
-    assert not result.success
+        # Refused: no clean_plan materialization, the later steps skipped (not failed).
+        plan_key = dg.AssetKey(["hudi", "default", "t", "clean_plan"])
+        assert instance.get_latest_materialization_event(plan_key) is None
+    assert result.success and not result.get_failed_step_keys()
     check = _checks(result)["clean_plan.plan_is_safe"]
     assert not check.passed and latest.paths[0] in check.description
-    assert "latest file slice" in check.description and "--discard-pending" in check.description
+    assert "latest file slice" in check.description
+    # The way out names the table's real path and the Dagster job.
+    assert f"hudi-assets clean {base} --discard-pending {t}" in check.description
+    assert "hudi_discard_pending_clean" in check.description
     assert _files(base) == before  # nothing deleted, nothing archived, no new instant
+
+
+def test_a_malformed_timeline_stops_the_clean_and_what_follows(tmp_path):
+    base = tmp_path / "t"
+    generate_table(Storage(str(base)), "COPY_ON_WRITE", partitions=2, commits=8, seed=22)
+    first = sorted((base / ".hoodie").glob("*.commit"))[0]
+    (base / ".hoodie" / "2024.commit").write_bytes(first.read_bytes())  # not an instant time
+    before = _files(base)
+    registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=SMALL_RETENTION, engine="local",
+                                 dry_run=False)
+    with dg.instance_for_test() as instance:
+        result = _run(registry, "t", instance)
+        materialized = {e.step_materialization_data.materialization.asset_key.path[-1]
+                        for e in result.get_asset_materialization_events()}
+    assert result.success and materialized == {"timeline_snapshot"}
+    assert not _checks(result)["timeline_snapshot.timeline_is_well_formed"].passed
+    assert _files(base) == before
 
 
 def test_dry_run_writes_nothing(tmp_path):
@@ -101,6 +124,6 @@ def test_dry_run_writes_nothing(tmp_path):
                                  engine="local")
     with dg.instance_for_test() as instance:
         result = _run(registry, "t", instance)
-        assert result.success and _metadata(result, "clean_plan")["files_to_delete"] > 0
-        assert _metadata(result, "archive_batch")["instants_selected"] > 0
+        assert result.success and _metadata(result, "clean_plan")["dry_run/files_to_delete"] > 0
+        assert _metadata(result, "archive_batch")["dry_run/instants_selected"] > 0
     assert _files(base) == before

@@ -1,22 +1,21 @@
-"""The metadata table in the Dagster graph: clean_plan's blocking check that it agrees with storage in
-the partitions about to be cleaned, the on-demand WARN check for the others, its facts in
+"""The metadata table in the Dagster graph: clean_plan's guard check that it agrees with storage in
+the partitions about to be cleaned, the on-demand audit job for the others, its facts in
 timeline_snapshot, and tables without one (local engine, no JVM)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
 import pytest
-from builders import TableBuilder, base_file, pending_clean
+from support.builders import TableBuilder, base_file, pending_clean
 
 from hudi_assets.clean import CleanConfig
 from hudi_assets.clean.workflow import plan_clean
 from hudi_assets.config import WriteConfig
-from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.orchestration.definitions import build_definitions
-from hudi_assets.orchestration.metadata_checks import AGREES, AGREES_ELSEWHERE
+from hudi_assets.orchestration.metadata_checks import AGREES
+from hudi_assets.orchestration.operations import AUDIT_JOB
 from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.table import HoodieTable
 
@@ -28,14 +27,12 @@ RETENTION = {"hoodie.cleaner.commits.retained": "2"}
 STEPS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files")
 
 
-def _table(root: Path, metadata: bool = True) -> Path:
-    """Five copy-on-write rewrites of one file group per partition; a metadata table made from them."""
+def _rewrites(root: Path) -> TableBuilder:
+    """Five copy-on-write rewrites of one file group per partition."""
     b = TableBuilder(root)
     for t in COMMITS:
         b.commit(t, {p: [base_file(f"a{p}", t)] for p in PARTITIONS})
-    if metadata:
-        initialize_from_filesystem(b.table(), {})
-    return root
+    return b
 
 
 def _files(base: Path) -> set[str]:
@@ -70,6 +67,16 @@ def _metadata(result, step: str) -> dict:
     return {k: v.value for k, v in event.step_materialization_data.materialization.metadata.items()}
 
 
+def _audit(defs: dg.Definitions, instance) -> dg.ExecuteInProcessResult:
+    return defs.resolve_job_def(AUDIT_JOB).execute_in_process(
+        {"ops": {"audit_metadata_table": {"config": {"table": "t"}}}}, instance=instance,
+        raise_on_error=False)
+
+
+def _logged(instance, result) -> str:
+    return "\n".join(entry.user_message for entry in instance.all_logs(result.run_id))
+
+
 def _pending_plan_of(base: Path, partition: str) -> None:
     """A pending clean (requested by another tool) of one partition only: the next clean's candidates."""
     table = HoodieTable(str(base))
@@ -81,13 +88,15 @@ def _pending_plan_of(base: Path, partition: str) -> None:
 
 
 def test_a_table_with_a_metadata_table_is_checked_cleaned_and_described(tmp_path):
-    base = _table(tmp_path / "t")
+    base = _rewrites(tmp_path / "t").metadata_table_from_storage().root
     with dg.instance_for_test() as instance:
         result = _run(_defs(base), instance)
+        graph = _defs(base).resolve_asset_graph()
     assert result.success
     checks = _checks(result)
     assert checks[AGREES].passed and checks[AGREES].metadata["partitions_checked"].value == 3
-    assert AGREES_ELSEWHERE not in checks  # a full listing: never in a maintenance run
+    # No check sits on a step that a maintenance run leaves out (the full listing is the audit job's).
+    assert {k.name for k in graph.asset_check_keys} == set(checks)
     assert _metadata(result, "clean_result")["files_deleted"] > 0
     snapshot = _metadata(result, "timeline_snapshot")
     assert snapshot["metadata_table"] is True and snapshot["metadata_file_groups"] == 1
@@ -100,60 +109,48 @@ def test_a_table_with_a_metadata_table_is_checked_cleaned_and_described(tmp_path
 
 
 def test_drift_in_a_partition_about_to_be_cleaned_stops_the_plan(tmp_path):
-    base = _table(tmp_path / "t")
+    base = _rewrites(tmp_path / "t").metadata_table_from_storage().root
     _pending_plan_of(base, "p1")
     victim = base / "p1" / base_file("ap1", COMMITS[-1])  # listed by the metadata table
     victim.unlink()
     before = _files(base)
     with dg.instance_for_test() as instance:
         result = _run(_defs(base), instance)
-    assert not result.success
+        logged = _logged(instance, result)
     check = _checks(result)[AGREES]
     assert not check.passed and check.severity == dg.AssetCheckSeverity.ERROR
     assert f"p1/{victim.name}: listed (1 bytes) but not on storage" in check.description
-    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
-    assert "nothing was planned or deleted" in failure.step_failure_data.error.message
+    assert "nothing was planned or deleted" in logged
+    # A refusal: no materialization of clean_plan, the later steps skipped, not failed.
+    assert {e.step_materialization_data.materialization.asset_key.path[-1]
+            for e in result.get_asset_materialization_events()} == {"timeline_snapshot"}
+    assert not result.get_failed_step_keys()
     assert _files(base) == before
 
 
-def test_drift_elsewhere_is_a_warning_of_the_on_demand_check(tmp_path):
-    base = _table(tmp_path / "t")
+def test_drift_elsewhere_fails_the_on_demand_audit_job(tmp_path):
+    base = _rewrites(tmp_path / "t").metadata_table_from_storage().root
     _pending_plan_of(base, "p1")
     victim = base / "p3" / base_file("ap3", COMMITS[0])
     victim.unlink()
     defs = _defs(base)
-    elsewhere = dg.AssetCheckKey(_key("clean_plan"), AGREES_ELSEWHERE)
     with dg.instance_for_test() as instance:
-        alone = _run(defs, instance, checks=[elsewhere])  # as the UI's Execute button runs it
-        check = _checks(alone)[AGREES_ELSEWHERE]
-        assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
-        assert f"p3/{victim.name}" in check.description
-        assert check.metadata["partitions_left_out"].value == 1
+        audit = _audit(defs, instance)
+        failure = next(e for e in audit.all_events if e.event_type_value == "STEP_FAILURE")
+        assert f"p3/{victim.name}" in failure.step_failure_data.user_failure_data.description
+        assert failure.step_failure_data.user_failure_data.metadata["partitions_left_out"].value == 1
+        assert instance.get_run_by_id(audit.run_id).tags["hudi/table"] == "t"
         result = _run(defs, instance, [_key("clean_plan")])  # p1 agrees: the plan goes ahead
     assert result.success and _checks(result)[AGREES].passed
 
 
 def test_without_a_metadata_table_the_checks_pass_saying_so(tmp_path):
-    base = _table(tmp_path / "t", metadata=False)
+    base = _rewrites(tmp_path / "t").root
     defs = _defs(base)
     with dg.instance_for_test() as instance:
         result = _run(defs, instance)
-        alone = _run(defs, instance, checks=[dg.AssetCheckKey(_key("clean_plan"), AGREES_ELSEWHERE)])
-    assert result.success
-    for check in (_checks(result)[AGREES], _checks(alone)[AGREES_ELSEWHERE]):
-        assert check.passed and check.description == "no metadata table"
+        audit = _audit(defs, instance)
+    assert result.success and audit.success
+    assert _checks(result)[AGREES].passed and _checks(result)[AGREES].description == "no metadata table"
     snapshot = _metadata(result, "timeline_snapshot")
     assert snapshot["metadata_table"] is False and snapshot["metadata_file_groups"] == 0
-
-
-def test_sensor_and_schedule_runs_leave_the_on_demand_check_out(tmp_path):
-    base = _table(tmp_path / "t")
-    registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=RETENTION, engine="local")
-    defs = build_definitions(registry)
-    with dg.instance_for_test() as instance:
-        schedule = defs.resolve_schedule_def("daily_hudi_maintenance")
-        context = dg.build_schedule_context(instance=instance, resources={"hudi": registry},
-                                            scheduled_execution_time=datetime(2026, 1, 2, 3, tzinfo=UTC))
-        (request,) = schedule.evaluate_tick(context).run_requests
-    names = {k.name for k in request.asset_check_keys}
-    assert AGREES in names and "plan_is_safe" in names and AGREES_ELSEWHERE not in names

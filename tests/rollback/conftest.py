@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from rollback.failed_tables import DemoTable, make_failed_table
-from rollback.failed_tables import rollback_schemas as load_rollback_schemas
+from support.failed_tables import DemoTable, make_failed_table
+from support.failed_tables import rollback_schemas as load_rollback_schemas
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from rollback.failed_tables import marker_folder, read_rows
+from support.failed_tables import marker_folder, read_rows
 
 from hudi_assets.cli import main
 from hudi_assets.exceptions import CorruptFileError, UnsafePlanError

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from rollback.failed_tables import (
+from support.failed_tables import (
     MARKER_LAYOUTS,
     decode_with,
     expected_rows,
@@ -143,7 +143,7 @@ STEPS = ["requested", "inflight", "request:1", "request:2", "instant_deleted", "
 @pytest.mark.parametrize("step", STEPS)
 def test_killed_rollback_is_finished_by_a_rerun(failed_table, step):
     demo = failed_table("MERGE_ON_READ")
-    kill = [sys.executable, str(Path(__file__).with_name("kill_rollback.py")), demo.base_path,
+    kill = [sys.executable, str(Path(__file__).parents[1] / "support/kill_rollback.py"), demo.base_path,
             demo.failed_instant, step]
     proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from rollback.failed_tables import expected_rows, marker_folder, read_rows
+from support.failed_tables import expected_rows, marker_folder, read_rows
 
 from hudi_assets.cli import main
 from hudi_assets.exceptions import DeleteFailedError

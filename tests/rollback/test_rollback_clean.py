@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, base_file, ts
+from support.builders import TableBuilder, base_file, ts
 
 from hudi_assets.clean import CleanConfig, clean_table
 from hudi_assets.config import WriteConfig
@@ -22,7 +22,7 @@ from hudi_assets.timeline.instant import State
 FAILED = ts(2)
 
 
-def _table(root: Path, **props: str) -> TableBuilder:
+def _with_failed_commit(root: Path, **props: str) -> TableBuilder:
     """Commits 1..8 each rewriting file group `a`; commit 2 failed (inflight, no markers)."""
     builder = TableBuilder(root, props=props)
     for n in range(1, 9):
@@ -52,7 +52,7 @@ def _pending(builder: TableBuilder) -> bool:
 
 @pytest.mark.parametrize("heartbeat", ["none", "expired"])
 def test_lazy_clean_rolls_back_the_failed_write_and_unpins_the_ectr(tmp_path, heartbeat):
-    builder = _table(tmp_path / "t")
+    builder = _with_failed_commit(tmp_path / "t")
     if heartbeat == "expired":
         _beat(builder, 3 * 60_000)  # older than 2 x 60 s
     result = _clean(builder, "LAZY")
@@ -64,7 +64,7 @@ def test_lazy_clean_rolls_back_the_failed_write_and_unpins_the_ectr(tmp_path, he
 
 
 def test_lazy_clean_leaves_a_live_write_alone(tmp_path):
-    builder = _table(tmp_path / "t")
+    builder = _with_failed_commit(tmp_path / "t")
     _beat(builder, 1_000)
     result = _clean(builder, "LAZY")
     assert _pending(builder) and (builder.root / "p" / base_file("a", FAILED)).exists()
@@ -73,14 +73,14 @@ def test_lazy_clean_leaves_a_live_write_alone(tmp_path):
 
 
 def test_eager_clean_never_rolls_back(tmp_path):
-    builder = _table(tmp_path / "t")
+    builder = _with_failed_commit(tmp_path / "t")
     _clean(builder, "EAGER")
     assert _pending(builder)
     assert not list((builder.root / ".hoodie").glob("*.rollback*"))
 
 
 def test_heartbeat_expiry_follows_interval_and_tolerable_misses(tmp_path):
-    builder = _table(tmp_path / "t")
+    builder = _with_failed_commit(tmp_path / "t")
     _beat(builder, 25_000)
     storage = HoodieTable(str(builder.root)).storage
     assert not is_heartbeat_expired(storage, FAILED, HeartbeatConfig())
@@ -100,7 +100,7 @@ def _state(builder: TableBuilder) -> list[str]:
 
 
 def test_rollback_command_refuses_what_is_not_a_failed_write(tmp_path):
-    builder = _table(tmp_path / "t")
+    builder = _with_failed_commit(tmp_path / "t")
     _beat(builder, 1_000)
     before = _state(builder)
     completed = _cli(str(builder.root), ts(3))
@@ -117,7 +117,7 @@ def test_rollback_command_refuses_what_is_not_a_failed_write(tmp_path):
 
 
 def test_rollback_command_refuses_metadata_partitions_without_a_metadata_table(tmp_path):
-    builder = _table(tmp_path / "t", **{"hoodie.table.metadata.partitions": "files"})
+    builder = _with_failed_commit(tmp_path / "t", **{"hoodie.table.metadata.partitions": "files"})
     before = _state(builder)
     proc = _cli(str(builder.root), FAILED)
     assert proc.returncode == 2, proc.stderr

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from rollback.failed_tables import expected_rows, read_rows
+from support.failed_tables import expected_rows, read_rows
 
 from hudi_assets.clean import CleanConfig, clean_table
 from hudi_assets.cli import main
@@ -21,8 +21,9 @@ from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.metadata import MetadataTable
 from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.metadata.payloads import partition_files_record
+from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.metadata.writer import MetadataTableWriter
-from hudi_assets.rollback import pending_rollbacks
+from hudi_assets.rollback import pending_rollbacks, rollback_write
 from hudi_assets.table import HoodieTable
 
 TABLE_TYPES = ["COPY_ON_WRITE", "MERGE_ON_READ"]
@@ -100,7 +101,7 @@ def test_lazy_clean_rolls_back_on_a_table_with_a_metadata_table(failed_table, ta
 def test_killed_between_metadata_deltacommit_and_rollback_is_finished(failed_table, step):
     demo = failed_table("MERGE_ON_READ")
     _with_metadata_table(demo, failed_deltacommit=True)
-    kill = [sys.executable, str(Path(__file__).with_name("kill_rollback.py")), demo.base_path,
+    kill = [sys.executable, str(Path(__file__).parents[1] / "support/kill_rollback.py"), demo.base_path,
             demo.failed_instant, step]
     proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr
@@ -125,6 +126,21 @@ def test_unknown_metadata_partition_is_refused_before_anything_is_written(failed
     assert main(["rollback", demo.base_path, demo.failed_instant]) == 2
     assert "expr_index_x" in capsys.readouterr().err
     assert sorted(str(p) for p in Path(demo.base_path).rglob("*")) == files
+
+
+def test_a_rollback_given_no_metadata_sink_is_refused_before_anything_is_written(failed_table):
+    """rollback/ does not write the metadata table: its caller hands in the sink that does. Without
+    one, a table with a metadata table is refused, not left with that metadata table out of step."""
+    demo = failed_table("COPY_ON_WRITE")
+    _with_metadata_table(demo, failed_deltacommit=False)
+    files = {str(p): p.read_bytes() for p in Path(demo.base_path).rglob("*") if p.is_file()}
+    with pytest.raises(HudiAssetsError, match="no metadata sink"):
+        rollback_write(HoodieTable(demo.base_path), demo.failed_instant)
+    assert {str(p): p.read_bytes() for p in Path(demo.base_path).rglob("*") if p.is_file()} == files
+    table = HoodieTable(demo.base_path)
+    [done] = rollback_write(table, demo.failed_instant, metadata=MetadataTableSink(table))
+    assert done.instant_time == demo.failed_instant
+    _assert_rolled_back(demo, failed_deltacommit=False)
 
 
 def test_pending_metadata_compaction_is_refused_before_any_delete(failed_table, capsys):

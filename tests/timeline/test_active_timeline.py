@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from hudi import HudiTable
-from refdata import params_or_skip, table_zips
+from support.refdata import params_or_skip, table_zips
 
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable

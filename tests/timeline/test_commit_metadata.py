@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from refdata import params_or_skip, table_zips
+from support.refdata import params_or_skip, table_zips
 
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat

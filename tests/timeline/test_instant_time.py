@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
-from builders import base_file, ts
+from support.builders import base_file, ts
 
 from hudi_assets.cli import main
 from hudi_assets.timeline.instant import State

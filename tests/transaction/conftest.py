@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from builders import TableBuilder, ts
+from support.builders import TableBuilder, ts
 
 from hudi_assets.demo import generate_table
 from hudi_assets.storage import Storage

@@ -8,7 +8,7 @@ import time
 import boto3
 import pytest
 from moto.server import ThreadedMotoServer
-from transaction.lock_tables import open_table, tree
+from support.lock_tables import open_table, tree
 
 from hudi_assets import config_options as opt
 from hudi_assets.exceptions import HudiAssetsError, TableBusyError

@@ -10,8 +10,8 @@ import socket
 import time
 
 import pytest
-from builders import TableBuilder, ts
-from transaction.lock_tables import FAST_RETRIES, open_table, tree
+from support.builders import TableBuilder, ts
+from support.lock_tables import FAST_RETRIES, open_table, tree
 
 from hudi_assets import config_options as opt
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver

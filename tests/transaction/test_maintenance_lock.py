@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pyarrow.fs as pafs
 import pytest
-from builders import TableBuilder, ts
-from s3_server import moto_s3
+from support.builders import TableBuilder, ts
+from support.s3_server import moto_s3
 
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError, TableBusyError
 from hudi_assets.storage import Storage

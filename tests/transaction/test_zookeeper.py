@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
-from transaction.lock_tables import FAST_RETRIES, open_table, tree
+from support.lock_tables import FAST_RETRIES, open_table, tree
 
 from hudi_assets.cli import main
 from hudi_assets.exceptions import HudiAssetsError, InvalidConfigError, TableBusyError

@@ -1,7 +1,7 @@
 """Run the metadata table's services (as `--run-services --no-active-writer`) and SIGKILL the
 process at a step: the crash tests' injected fault.
 
-Usage: python mdt_kill_at.py BASE_PATH STEP[:N] [key=value ...], where STEP is a compaction step
+Usage: python kill_metadata_services.py BASE_PATH STEP[:N] [key=value ...], where STEP is a compaction step
 ("compaction_requested", "compaction_inflight", "compaction_base_file_written", "compaction_completed"),
 "clean:<CleanHooks step>" or "archive:<ArchiveHooks step>"; N: the count (base files written, files
 deleted) after which to die.
@@ -15,7 +15,7 @@ import sys
 
 from hudi_assets.archive.archiver import ArchiveHooks
 from hudi_assets.clean import CleanHooks
-from hudi_assets.metadata.services import MetadataServices
+from hudi_assets.metadata_services.services import MetadataServices
 from hudi_assets.table import HoodieTable
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 TABLES = SHARED / "tables"
 
 
@@ -24,6 +24,14 @@ def table_zips(version: int) -> list[str]:
     if not TABLES.exists():
         return []
     return sorted(p.stem for p in TABLES.glob(f"*__v{version}_*.zip"))
+
+
+def more_table_zips() -> list[str]:
+    """Names (`more/<name>`, as `unzip_table` takes them) of the zipped tables in ../shared/tables/more:
+    v8/v9 tables kept apart (no metadata table, LANCE, other key generators)."""
+    if not (TABLES / "more").exists():
+        return []
+    return sorted(f"more/{p.stem}" for p in (TABLES / "more").glob("*.zip"))
 
 
 def unzip_table(name: str, into: Path) -> Path:

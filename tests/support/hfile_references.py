@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from refdata import SHARED, shared_path
+
+from support.refdata import SHARED, shared_path
 
 HFILE_DIR = SHARED / "reference" / "hfile"
 LARGE_KEY_PREFIX = "hudi-key-" + "a" * 100 + "-"

@@ -1,5 +1,5 @@
 """Archive a table with an archiver that kills itself (SIGKILL) at a given step: the crash tests'
-injected fault. Usage: python kill_at.py BASE_PATH STEP [key=value ...] (hoodie.* overrides)."""
+injected fault. Usage: python kill_archive.py BASE_PATH STEP [key=value ...] (hoodie.* overrides)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from hudi_assets.clean.workflow import pending_cleans, plan_clean
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired, last_heartbeat_ms
 from hudi_assets.metadata.compaction import compaction_instant_time, pending_compaction
 from hudi_assets.metadata.table import MetadataTable
-from hudi_assets.metadata.write_config import metadata_table
+from hudi_assets.metadata_services.write_config import metadata_table
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from hudi_assets.timeline.instant_time import parse_instant_time

@@ -13,7 +13,7 @@ log = logging.getLogger("hudi_assets.archive")
 
 
 def add_parser(subparsers) -> None:
-    from hudi_assets.cli import add_strict_argument, add_table_arguments
+    from hudi_assets.cli.main import add_strict_argument, add_table_arguments
 
     parser = subparsers.add_parser(
         "archive", help="archive old instants of the active timeline (Hudi 0.15 rules)",
@@ -43,7 +43,7 @@ def _describe(selection: ArchiveSelection) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli import check_settings, open_table
+    from hudi_assets.cli.main import check_settings, open_table
 
     table = open_table(args)
     check_settings(table, args.strict)

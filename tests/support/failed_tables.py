@@ -9,10 +9,10 @@ from pathlib import Path
 import fastavro
 import pyarrow as pa
 from hudi import HudiReadOptions, HudiTable
-from refdata import shared_path
 
 from hudi_assets.demo.generator import DemoTable, generate_table
 from hudi_assets.storage import Storage
+from support.refdata import shared_path
 
 SMALL = {"commits": 5, "partitions": 2, "files_per_partition": 2, "records_per_file": 3, "bloom_entries": 100}
 MARKER_LAYOUTS = ("timeline_server", "direct", "none")

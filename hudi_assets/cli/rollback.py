@@ -12,12 +12,13 @@ from __future__ import annotations
 import argparse
 
 from hudi_assets.exceptions import HudiInputError
+from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.rollback.planner import pending_writes, plan_rollback
 from hudi_assets.rollback.workflow import discard_pending_rollback, rollback_write
 
 
 def add_parser(subparsers) -> None:
-    from hudi_assets.cli import add_table_arguments
+    from hudi_assets.cli.main import add_table_arguments
 
     parser = subparsers.add_parser(
         "rollback", help="roll back a failed (pending) write: delete its files, remove it from the timeline")
@@ -35,7 +36,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli import open_table
+    from hudi_assets.cli.main import open_table
 
     table = open_table(args)
     if args.discard_pending:
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             for path in request.log_blocks_to_delete:
                 print(f"  rollback block for {path} (file group {request.file_id})")
         return 0
-    for done in rollback_write(table, args.instant, force=args.force):
+    for done in rollback_write(table, args.instant, force=args.force, metadata=MetadataTableSink(table)):
         print(f"rolled back {done.action} {done.instant_time} at {done.rollback_instant}: "
               f"{done.files_deleted} files deleted, {done.rollback_log_files} rollback log files written")
     return 0

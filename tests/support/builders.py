@@ -4,15 +4,17 @@ follows from the test itself."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from hudi_assets.avro import serialize_metadata
 from hudi_assets.clean.plan import CleanerPlan
+from hudi_assets.demo.generator import generate_table
+from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
-from hudi_assets.table_config import write_table_config
+from hudi_assets.table_config import load_table_config, write_table_config
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_assets.timeline.instant import Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time
@@ -51,6 +53,16 @@ def pending_clean(table: HoodieTable, plan: CleanerPlan | None, inflight: bool =
     return requested
 
 
+def demo_table(root: Path, table_type: str, props: Mapping[str, str] | None = None, **shape) -> Path:
+    """A demo table at `root` (the generator's data files and timeline, readable by Hudi), its
+    hoodie.properties overlaid with `props`; `shape` goes to `generate_table`."""
+    storage = Storage(str(root))
+    generate_table(storage, table_type, **shape)
+    if props:
+        write_table_config(storage, {**load_table_config(storage).props, **props})
+    return Path(root)
+
+
 class TableBuilder:
     """A v6 table written instant by instant; the methods writing instants return the builder."""
 
@@ -73,6 +85,18 @@ class TableBuilder:
     def state_file(self, name: str, data: bytes = b"") -> TableBuilder:
         """Any file of `.hoodie`, as given (for state files no writer would leave)."""
         self.storage.write(f".hoodie/{name}", data)
+        return self
+
+    def state_files(self, *names: str) -> TableBuilder:
+        """Empty files of `.hoodie`, as named."""
+        for name in names:
+            self.state_file(name)
+        return self
+
+    def write(self, files: Mapping[str, bytes]) -> TableBuilder:
+        """Any files under the base path, as given (layouts no writer would leave)."""
+        for path, data in files.items():
+            self.storage.write(path, data)
         return self
 
     def _instant(self, instant: Instant, data: bytes = b"") -> None:
@@ -196,6 +220,15 @@ class TableBuilder:
             self._instant(Instant(t, "clean"), data)
         return self
 
+    def archivable(self, commits: int = 40, cleans: int = 12) -> TableBuilder:
+        """The archive tests' timeline: `commits` commits at ts(0).., then `cleans` cleans at
+        ts(100).. that each retained from ts(30)."""
+        for i in range(commits):
+            self.commit(ts(i))
+        for i in range(cleans):
+            self.clean(ts(100 + i), ts(30))
+        return self
+
     def rollback(self, t: str, target: str) -> TableBuilder:
         """A completed rollback of the commit `target` (which this does not touch)."""
         self._instant(Instant(t, "rollback", State.REQUESTED), serialize_metadata("HoodieRollbackPlan", {
@@ -215,6 +248,12 @@ class TableBuilder:
                                         for p, names in (files or {}).items()}}
         self._instant(Instant(t, "savepoint", State.INFLIGHT))
         self._instant(Instant(t, "savepoint"), serialize_metadata("HoodieSavepointMetadata", record))
+        return self
+
+    def metadata_table_from_storage(self) -> TableBuilder:
+        """A metadata table whose `files` partition lists what storage holds now (Hudi's bootstrap
+        of a metadata table from the file system)."""
+        initialize_from_filesystem(self.table())
         return self
 
     def metadata_table(self, compactions: list[str], deltas: list[str]) -> TableBuilder:

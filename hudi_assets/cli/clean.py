@@ -7,7 +7,13 @@ import itertools
 import json
 import sys
 
-from hudi_assets.cli import add_strict_argument, add_table_arguments, check_settings, open_engine, open_table
+from hudi_assets.cli.main import (
+    add_strict_argument,
+    add_table_arguments,
+    check_settings,
+    open_engine,
+    open_table,
+)
 from hudi_assets.config_options import CLEAN_OPTIONS, settings_epilog
 from hudi_assets.engine import gc_paused
 from hudi_assets.exceptions import HudiInputError

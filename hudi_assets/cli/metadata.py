@@ -17,16 +17,16 @@ import json
 import sys
 from typing import Any
 
+from hudi_assets.cli.metadata_services import run_services
 from hudi_assets.config_options import METADATA_SERVICES_OPTIONS, settings_epilog
 from hudi_assets.metadata.file_group import DataFile, MetadataFileSlice
-from hudi_assets.metadata.services import SERVICES
-from hudi_assets.metadata.services_cli import run_services
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata.validate import validate_files
+from hudi_assets.metadata_services.services import SERVICES
 
 
 def add_parser(subparsers) -> None:
-    from hudi_assets.cli import add_table_arguments
+    from hudi_assets.cli.main import add_table_arguments
 
     parser = subparsers.add_parser(
         "metadata", help="show a table's metadata table (read-only; table versions 6, 8, 9); compact, clean "
@@ -55,11 +55,11 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli import _storage_options, open_table
+    from hudi_assets.cli.main import open_table, parse_storage_options
 
     if args.services or args.service:
         return run_services(open_table(args), args)
-    metadata = MetadataTable(args.path, _storage_options(args.storage_option))
+    metadata = MetadataTable(args.path, parse_storage_options(args.storage_option))
     if args.validate:
         return _report_validation(metadata, args.json)
     view = describe(metadata)

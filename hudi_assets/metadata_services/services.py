@@ -36,9 +36,9 @@ from hudi_assets.metadata.compaction import (
     pending_compaction,
     schedule_compaction,
 )
-from hudi_assets.metadata.services_status import MetadataServicesStatus, services_status
 from hudi_assets.metadata.table import MetadataTable
-from hudi_assets.metadata.write_config import metadata_table
+from hudi_assets.metadata_services.status import MetadataServicesStatus, services_status
+from hudi_assets.metadata_services.write_config import metadata_table
 from hudi_assets.rollback.planner import failed_writes
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import PROPERTIES_FILE

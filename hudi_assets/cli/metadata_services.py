@@ -8,8 +8,8 @@ import json
 import sys
 from typing import Any
 
-from hudi_assets.metadata.services import MetadataServices, ServicesResult
-from hudi_assets.metadata.services_status import MetadataServicesStatus
+from hudi_assets.metadata_services.services import MetadataServices, ServicesResult
+from hudi_assets.metadata_services.status import MetadataServicesStatus
 from hudi_assets.table import HoodieTable
 
 

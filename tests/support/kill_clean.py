@@ -1,6 +1,6 @@
 """Run one clean that kills itself (SIGKILL) at a given step: the crash tests' injected fault.
 
-Usage: python kill_at.py BASE_PATH STEP[:N] RETAINED, where STEP is a `CleanHooks` step and N, for
+Usage: python kill_clean.py BASE_PATH STEP[:N] RETAINED, where STEP is a `CleanHooks` step and N, for
 "deletes", the number of deletes after which to die (deletes then go one file per batch), for
 "mdt_block_written" the metadata log block after which to die.
 """

@@ -1,4 +1,5 @@
-"""The `hudi-assets` command line.
+"""The `hudi-assets` command line: the parser, the arguments every table command shares and the exit
+codes; each subcommand is a module of its own beside this one (`COMMAND_MODULES`).
 
 Conventions follow Hudi's own utilities: `--hoodie-conf key=value` once per key, `--props FILE`;
 exit 2 for bad input or a refused table, 1 for a failure while working, 0 for success.
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import logging
 import os
 import sys
@@ -18,15 +18,18 @@ from hudi_assets.config import CLI_NAMES, WriteConfig, parse_overrides
 from hudi_assets.engine import DEFAULT_ENGINE, ENGINES, Engine, create_engine
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
 from hudi_assets.table import HoodieTable
+from hudi_assets.table_config import PROPERTIES_FILE
 
 log = logging.getLogger("hudi_assets")
 
+# Commands that run a table service (refused on table versions without it: `TableConfig.check_service`).
+SERVICE_COMMANDS = ("clean", "archive", "rollback")
 # Modules that each register one more subcommand: `add_parser(subparsers)` sets `func=run(args)`.
-COMMAND_MODULES: list[str] = ["hudi_assets.clean.cli", "hudi_assets.archive.cli", "hudi_assets.rollback.cli",
-                              "hudi_assets.metadata.cli"]
+COMMAND_MODULES: list[str] = [f"hudi_assets.cli.{name}" for name in
+                               ("timeline", "demo", "clean", "archive", "rollback", "metadata")]
 
 
-def _storage_options(pairs: Sequence[str]) -> dict[str, str]:
+def parse_storage_options(pairs: Sequence[str]) -> dict[str, str]:
     options: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -60,10 +63,13 @@ def add_table_arguments(parser: argparse.ArgumentParser, config: bool = False, e
 
 def open_table(args: argparse.Namespace) -> HoodieTable:
     """The table, with the command's `--props` and `--hoodie-conf` in its write config (where its lock
-    provider is chosen)."""
-    return HoodieTable(args.path, _storage_options(args.storage_option),
-                       hoodie_conf=parse_overrides(getattr(args, "hoodie_conf", [])),
-                       props_file=getattr(args, "props", None), conf_names=CLI_NAMES)
+    provider is chosen); a table service the table's version does not have yet is refused here."""
+    table = HoodieTable(args.path, parse_storage_options(args.storage_option),
+                        hoodie_conf=parse_overrides(getattr(args, "hoodie_conf", [])),
+                        props_file=getattr(args, "props", None), conf_names=CLI_NAMES)
+    if getattr(args, "command", None) in SERVICE_COMMANDS:
+        table.config.check_service(args.command, table.storage.uri(PROPERTIES_FILE))
+    return table
 
 
 def add_strict_argument(parser: argparse.ArgumentParser) -> None:
@@ -91,38 +97,6 @@ def open_engine(args: argparse.Namespace, config: WriteConfig) -> Engine:
     return create_engine(args.engine, args.spark_master, spark_conf)
 
 
-def cmd_timeline(args: argparse.Namespace) -> int:
-    from hudi_assets.timeline.report import timeline_rows
-
-    table = open_table(args)
-    rows = timeline_rows(table, include_archived=not args.active_only)
-    if args.json:
-        json.dump({"table": table.config.name, "base_path": table.base_path,
-                   "table_type": table.config.table_type, "instants": rows}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    print(f"{table.config.name} ({table.config.table_type}, table version {table.config.table_version}) "
-          f"at {table.base_path}")
-    header = ("timeline", "instant", "action", "state", "files", "bytes")
-    widths = (8, 20, 13, 9, 5, 10)
-    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
-    for row in rows:
-        cells = (row["timeline"], row["instant"], row["action"], row["state"],
-                 str(row.get("files_written", "")), str(row.get("bytes_written", "")))
-        print("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)))
-    active = sum(1 for r in rows if r["timeline"] == "active")
-    print(f"{active} active, {len(rows) - active} archived instants")
-    return 0
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    from hudi_assets.demo import write_demo_tables
-
-    for path in write_demo_tables(args.path, metadata_table=args.metadata_table):
-        print(f"wrote demo table {path}")
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hudi-assets",
@@ -130,19 +104,6 @@ def build_parser() -> argparse.ArgumentParser:
                     "Hudi 0.14/0.15 (table version 6).")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
-
-    timeline = sub.add_parser("timeline", help="show the active and archived timeline of a table")
-    add_table_arguments(timeline)
-    timeline.add_argument("--json", action="store_true", help="machine-readable output")
-    timeline.add_argument("--active-only", action="store_true", help="skip the archived timeline")
-    timeline.set_defaults(func=cmd_timeline)
-
-    demo = sub.add_parser("demo", help="write demo COW and MOR tables (table version 6) under PATH")
-    demo.add_argument("path", help="directory to create the demo tables in")
-    demo.add_argument("--metadata-table", action="store_true",
-                      help="give both tables a metadata table (files, column_stats, bloom_filters); "
-                           "by default only the MOR table has one")
-    demo.set_defaults(func=cmd_demo)
 
     for module in COMMAND_MODULES:
         importlib.import_module(module).add_parser(sub)
@@ -179,7 +140,3 @@ def _describe_os_error(exc: OSError) -> str:
     if exc.filename is not None:
         return f"{os.fsdecode(exc.filename)}: {exc.strerror or exc}"
     return " ".join(str(exc).split())
-
-
-if __name__ == "__main__":
-    sys.exit(main())

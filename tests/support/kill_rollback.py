@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 
+from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.rollback import RollbackHooks, rollback_write
 from hudi_assets.table import HoodieTable
 
@@ -27,4 +28,5 @@ class KillAt(RollbackHooks):
 
 if __name__ == "__main__":
     base, instant, wanted = sys.argv[1:4]
-    rollback_write(HoodieTable(base), instant, hooks=KillAt(wanted))
+    table = HoodieTable(base)
+    rollback_write(table, instant, hooks=KillAt(wanted), metadata=MetadataTableSink(table))
