@@ -7,8 +7,9 @@ for every table. Storage options (for S3 and the like) go in `HUDI_ASSETS_STORAG
 `HUDI_ASSETS_ENGINE=local` runs the per-file work in a thread pool instead of Spark.
 Nothing is deleted until `HUDI_ASSETS_DRY_RUN=false`. Failed runs are posted to `HUDI_ASSETS_ALERT_URL`
 (Slack-compatible JSON) when set, else logged. `HUDI_ASSETS_OWNERS` (comma-separated) and
-`HUDI_ASSETS_RUNBOOK_URL` ({database} and {table} filled in) are shown on every asset and check. `HUDI_ASSETS_LAYOUT=partitioned` maintains the
-tables as partitions of one set of assets instead of giving each table its own assets.
+`HUDI_ASSETS_RUNBOOK_URL` ({database} and {table} filled in) are shown on every asset and check.
+`HUDI_ASSETS_LAYOUT=partitioned` maintains the tables as partitions of one set of assets instead of
+giving each table its own assets.
 """
 
 from __future__ import annotations

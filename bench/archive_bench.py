@@ -20,8 +20,8 @@ import fastavro
 from benchlib import cpu_timed, load, report
 
 from hudi_assets.archive import HoodieTimelineArchiver
-from hudi_assets.archive.archiver import ArchiveHooks
 from hudi_assets.avro import java_schema_json
+from hudi_assets.listener import Listener, Step
 from hudi_assets.logformat.archived import archive_file_name, encode_archive_file
 from hudi_assets.logformat.reader import read_blocks
 from hudi_assets.storage import Storage
@@ -69,11 +69,11 @@ def bench_archive(root: Path, n: int = 10_000, runs: int = 3) -> None:
             shutil.rmtree(root, ignore_errors=True)
             root.mkdir(parents=True)
             table = _table(root, n + 20)
-            selection = HoodieTimelineArchiver.for_table(table).select()
+            selection = HoodieTimelineArchiver.for_table(table).plan()
             names = [i.file_name for i in selection.state_files]
             if kind == "ours":
                 wall, cpu, result = cpu_timed(
-                    lambda: HoodieTimelineArchiver.for_table(table).archive_if_required())  # noqa: B023
+                    lambda: HoodieTimelineArchiver.for_table(table).archive())  # noqa: B023
                 assert result.records_written == len(names), result
                 ours_wall.append(wall)
                 ours_cpu.append(cpu)
@@ -88,20 +88,21 @@ def bench_archive(root: Path, n: int = 10_000, runs: int = 3) -> None:
     report(f"archive {n} commits", ours_cpu, floor_cpu, 3.0, "CPU")
 
 
-class PhaseClock(ArchiveHooks):
+class PhaseClock(Listener):
     """CPU seconds between the archiver's steps: where a run's time goes, without a profiler's
     overhead distorting the many small calls."""
 
     def __init__(self) -> None:
         self.marks = [("start", time.process_time())]
 
-    def reached(self, step: str) -> None:
+    def reached(self, step: Step | str, count: int = 0) -> None:
         self.marks.append((step, time.process_time()))
 
     def report(self) -> str:
-        names = {"before-write": "select, convert, encode, frame",
-                 "after-write": "write, read back, verify, markers", "before-delete": "lock check",
-                 "deleting-completed": "delete pending (+1 completed)", "end": "delete completed"}
+        names = {Step.ARCHIVE_BEFORE_WRITE: "select, convert, encode, frame",
+                 Step.ARCHIVE_AFTER_WRITE: "write, read back, verify, markers",
+                 Step.ARCHIVE_BEFORE_DELETE: "lock check",
+                 Step.ARCHIVE_DELETING_COMPLETED: "delete pending (+1 completed)", "end": "delete completed"}
         return ", ".join(f"{names.get(step, step)} {b - a:.2f} s"
                          for (_, a), (step, b) in zip(self.marks, self.marks[1:], strict=False))
 
@@ -112,7 +113,7 @@ def bench_phases(root: Path, n: int = 10_000) -> None:
     root.mkdir(parents=True)
     table = _table(root, n + 20)
     clock = PhaseClock()
-    HoodieTimelineArchiver.for_table(table, clock).archive_if_required()
+    HoodieTimelineArchiver.for_table(table, clock).archive()
     clock.reached("end")
     print(f"phases (CPU): {clock.report()}", flush=True)
 

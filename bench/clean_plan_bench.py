@@ -67,13 +67,12 @@ def _config(*overrides: str):
 
 def library_digest(path: Path) -> str:
     """The digest of the plan as the library returns it (no CLI involved)."""
-    from hudi_assets.clean.workflow import plan_clean
+    from hudi_assets.clean.cleaner import Cleaner
     from hudi_assets.engine import LocalEngine
     from hudi_assets.table import HoodieTable
 
     table = HoodieTable(str(path))
-    plan, _ = plan_clean(table, _config()(table), LocalEngine())
-    return cleaner_plan_digest(plan)
+    return cleaner_plan_digest(Cleaner(table, _config()(table), LocalEngine()).plan())
 
 
 def dry_run(path: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -186,7 +185,7 @@ def incremental_table(partitions: int) -> Path:
 
 
 def cmd_incremental(args: argparse.Namespace) -> None:
-    from hudi_assets.clean.workflow import plan_clean
+    from hudi_assets.clean.cleaner import Cleaner
     from hudi_assets.engine import LocalEngine
     from hudi_assets.table import HoodieTable
 
@@ -194,7 +193,7 @@ def cmd_incremental(args: argparse.Namespace) -> None:
 
     def plan(*overrides: str) -> int:
         table = HoodieTable(str(path))
-        found, _ = plan_clean(table, _config(*overrides)(table), LocalEngine())
+        found = Cleaner(table, _config(*overrides)(table), LocalEngine()).plan()
         return len(found.file_paths_to_delete)
 
     scandir_walk(str(path), stat=False)
@@ -218,7 +217,7 @@ def _copy(source: Path, target: Path) -> None:
 
 
 def cmd_delete(args: argparse.Namespace) -> None:
-    from hudi_assets.clean.workflow import schedule_clean
+    from hudi_assets.clean.cleaner import Cleaner
     from hudi_assets.engine import LocalEngine
     from hudi_assets.table import HoodieTable
 
@@ -228,7 +227,9 @@ def cmd_delete(args: argparse.Namespace) -> None:
     for run in range(args.runs):
         _copy(source, work)
         table = HoodieTable(str(work))
-        plan, instant = schedule_clean(table, _config()(table), LocalEngine())
+        cleaner = Cleaner(table, _config()(table), LocalEngine())
+        plan = cleaner.plan()
+        instant = cleaner.request(plan)
         rels = [table.storage.relativize(f.file_path) for files in plan.file_paths_to_delete.values()
                 for f in files]
         took, took_cpu, _ = cpu_timed(lambda: subprocess.run(

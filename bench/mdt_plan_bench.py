@@ -22,8 +22,8 @@ from pathlib import Path
 
 from benchlib import build_table, cpu_timed, load, plan_digest, scandir_walk, timed
 
+from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.workflow import plan_clean
 from hudi_assets.config import WriteConfig
 from hudi_assets.engine import LocalEngine
 from hudi_assets.metadata.initializer import initialize_from_filesystem
@@ -65,8 +65,9 @@ def plan(path: Path, metadata: bool) -> tuple[str, int]:
     table = HoodieTable(str(path))
     conf = ["hoodie.cleaner.commits.retained=2", f"hoodie.metadata.enable={str(metadata).lower()}"]
     config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None, conf))
-    result, planner = plan_clean(table, config, LocalEngine())
-    assert (planner.metadata is not None) == metadata
+    cleaner = Cleaner(table, config, LocalEngine())
+    result = cleaner.plan()
+    assert (cleaner.planner.metadata is not None) == metadata
     ectr = result.earliest_instant_to_retain
     digest = plan_digest({
         "policy": result.policy, "ectr": ectr.timestamp if ectr else None,

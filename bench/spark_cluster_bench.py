@@ -33,8 +33,8 @@ def table_path(partitions: int) -> Path:
 
 def serve(master: str, conf: dict[str, str], table: str) -> None:
     """The child: one session; each `plan` line on stdin plans the table and answers a JSON line."""
+    from hudi_assets.clean.cleaner import Cleaner
     from hudi_assets.clean.config import CleanConfig
-    from hudi_assets.clean.workflow import plan_clean
     from hudi_assets.engine import SparkEngine
     from hudi_assets.table import HoodieTable
 
@@ -44,7 +44,7 @@ def serve(master: str, conf: dict[str, str], table: str) -> None:
     print(json.dumps({"session_s": up, "default_parallelism": cores}), flush=True)
     config = CleanConfig(commits_retained=2)
     for _ in sys.stdin:
-        took, (plan, _) = timed(lambda: plan_clean(HoodieTable(table), config, engine))
+        took, plan = timed(lambda: Cleaner(HoodieTable(table), config, engine).plan())
         print(json.dumps({"wall_s": took, "files": plan.total_files, "digest": cleaner_plan_digest(plan)}),
               flush=True)
     engine.session.stop()

@@ -2,7 +2,7 @@
 
     from hudi_assets import HoodieTable
     table = HoodieTable("/data/lake/trips", hoodie_conf={"hoodie.cleaner.commits.retained": "5"})
-    print(table.maintenance.clean(dry_run=True).summary())
+    print(table.maintenance.clean(dry_run=True).plan.summary())
 
 The names below are loaded on first use, so importing one submodule does not import them all.
 """
@@ -23,7 +23,10 @@ _EXPORTS = {
     "MaintenanceStatus": "hudi_assets.maintenance",
     "WriteConfig": "hudi_assets.config",
     "CleanerPlan": "hudi_assets.clean.plan",
-    "CleanResult": "hudi_assets.clean.workflow",
+    "CleanResult": "hudi_assets.clean.cleaner",
+    "RollbackResult": "hudi_assets.rollback.rollbacker",
+    "Listener": "hudi_assets.listener",
+    "Step": "hudi_assets.listener",
     "ValidationReport": "hudi_assets.clean.validation",
     "PlanViolation": "hudi_assets.clean.validation",
     "ArchiveResult": "hudi_assets.archive.archiver",

@@ -89,6 +89,13 @@ CLEANER_BOOTSTRAP_BASE_FILE = BoolOption(
     key="hoodie.cleaner.delete.bootstrap.base.file",
     alternatives=("hoodie.clean.delete.bootstrap.base.file",), default=False,
     doc="also delete the bootstrap source file of a cleaned skeleton file")
+# hudi-assets' own tunables (no Hudi counterpart), under its `hoodie.assets.` namespace.
+CLEAN_DELETE_BATCH = IntOption(
+    key="hoodie.assets.clean.delete.batch", default=1000, minimum=1,
+    doc="files deleted per task of a clean (on S3 one DeleteObjects request, which takes at most 1000)")
+CLEAN_PROGRESS_INTERVAL_MS = IntOption(
+    key="hoodie.assets.clean.progress.interval.ms", default=5000, minimum=0,
+    doc="milliseconds between two progress reports of a clean's deletes (the first and last always come)")
 METADATA_ENABLE = BoolOption(
     key="hoodie.metadata.enable", default=True,
     doc="list partitions and files from the metadata table when the table has one (else from storage)")
@@ -140,7 +147,8 @@ CLEAN_OPTIONS: tuple[ConfigOption, ...] = (
     CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED,
     CLEAN_TRIGGER_STRATEGY, CLEAN_MAX_COMMITS, CLEANER_INCREMENTAL_MODE, FAILED_WRITES_CLEANER_POLICY,
     WRITE_CONCURRENCY_MODE, CLEANER_PARALLELISM, ALLOW_MULTIPLE_CLEANS, CLEANER_BOOTSTRAP_BASE_FILE,
-    METADATA_ENABLE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, METADATA_COLUMN_STATS_COLUMNS)
+    METADATA_ENABLE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, METADATA_COLUMN_STATS_COLUMNS, CLEAN_DELETE_BATCH,
+    CLEAN_PROGRESS_INTERVAL_MS)
 # The archiver also reads the cleaner's retention settings (its keep.min follows the cleaner).
 ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
     KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, COMMITS_ARCHIVAL_BATCH, ARCHIVE_BEYOND_SAVEPOINT,
@@ -150,7 +158,8 @@ ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
 
 # The metadata table's services read these of the data table (its own settings derive from them).
 METADATA_SERVICES_OPTIONS: tuple[ConfigOption, ...] = (
-    METADATA_COMPACT_MAX_DELTA_COMMITS, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, FAILED_WRITES_CLEANER_POLICY)
+    METADATA_COMPACT_MAX_DELTA_COMMITS, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, FAILED_WRITES_CLEANER_POLICY,
+    CLEAN_DELETE_BATCH)
 
 # ------------------------------------------------------------------------------ checks across settings
 RETAINED_BELOW_KEEP_MIN = f"{CLEANER_COMMITS_RETAINED.key} must be < {KEEP_MIN_COMMITS.key}"

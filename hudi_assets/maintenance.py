@@ -4,8 +4,9 @@
 `clean()` runs one clean as Hudi's write client does; `archive()` archives and merges; `rollback(t)`
 rolls back a failed write; `status()` says what is due, cheaply, from one listing of `.hoodie/`;
 `check()` returns the findings on the settings; `metadata_services()` compacts, cleans and archives
-the metadata table. The CLI and the Dagster assets call the same core
-functions, so a fix lands once.
+the metadata table. The CLI and the Dagster assets call the same service
+objects (`Cleaner`, `Rollbacker`, `HoodieTimelineArchiver`, `MetadataServices`), so a fix lands once; each
+operation returns one result type, dry run or not (`CleanResult`, `ArchiveResult`, `RollbackResult`).
 
 Findings (`config_options.check`): an ERROR raises `SettingsRefusedError` before anything but
 hoodie.properties is read; a WARN is logged and returned by `check()`; `strict=True` refuses on it too.
@@ -23,15 +24,14 @@ from hudi_assets.table_config import PROPERTIES_FILE
 
 if TYPE_CHECKING:
     from hudi_assets.archive.archiver import ArchiveResult
-    from hudi_assets.archive.selection import ArchiveSelection
-    from hudi_assets.clean.executor import Progress
-    from hudi_assets.clean.plan import CleanerPlan
+    from hudi_assets.clean.cleaner import Cleaner, CleanResult
     from hudi_assets.clean.validation import ValidationReport
-    from hudi_assets.clean.workflow import CleanResult
     from hudi_assets.config import WriteConfig
     from hudi_assets.findings import Finding
+    from hudi_assets.listener import Listener
     from hudi_assets.metadata_services import ServicesResult
-    from hudi_assets.rollback import ExecutedRollback
+    from hudi_assets.rollback import Rollbacker, RollbackResult
+    from hudi_assets.savepoint import Savepoint, SavepointUsage
     from hudi_assets.table import HoodieTable
 
 log = logging.getLogger(__name__)
@@ -105,63 +105,61 @@ class TableMaintenance:
         for finding in self.check(strict=strict):
             log.warning(finding.message)
 
-    def _clean_config(self):
-        from hudi_assets.clean.config import CleanConfig
+    def _cleaner(self, engine: Engine | str | None = None, now: datetime | None = None,
+                 listener: Listener | None = None) -> Cleaner:
+        from hudi_assets.clean.cleaner import Cleaner
+        from hudi_assets.listener import QUIET
+        from hudi_assets.timeline.instant_time import wall_clock
 
-        return CleanConfig.from_write_config(self.table.write_config)
+        return Cleaner.for_table(self.table, self._engine(engine), wall_clock if now is None else lambda: now,
+                                 listener or QUIET)
 
     def clean(self, *, dry_run: bool = False, engine: Engine | str | None = None,
-              progress: Progress | None = None, now: datetime | None = None,
-              strict: bool = False) -> CleanerPlan | CleanResult:
-        """Dry run: the plan Hudi would request now (pending plans are validated first and an unsafe
-        one raises `UnsafePlanError`); nothing is written. Otherwise one clean: schedule, validate,
-        execute every pending clean; returns what was done. The settings are checked first (`check`)."""
-        from hudi_assets.clean import workflow
-
+              listener: Listener | None = None, now: datetime | None = None,
+              strict: bool = False) -> CleanResult:
+        """Dry run: the plan Hudi would request now (`CleanResult.plan`; pending plans are validated
+        first and an unsafe one raises `UnsafePlanError`); nothing is written. Otherwise one clean:
+        schedule, validate, execute every pending clean; returns what was done. `listener` hears the
+        steps and the progress of the deletes. The settings are checked first (`check`)."""
         self._service("clean")
         self._checked(strict)
-        config = self._clean_config()
-        workflow.refuse_unsupported(self.table, config)
-        if dry_run:
-            workflow.validate_pending(self.table, config, now=now).raise_if_unsafe(self.table.base_path)
-            return workflow.schedule_clean(self.table, config, self._engine(engine), now, dry_run=True)[0]
-        return workflow.clean_table(self.table, config, self._engine(engine), now, progress)
+        cleaner = self._cleaner(engine, now, listener)
+        return cleaner.dry_run() if dry_run else cleaner.clean()
 
     def validate(self, *, now: datetime | None = None) -> ValidationReport:
         """The safety rule over every pending clean plan, without executing anything."""
-        from hudi_assets.clean.workflow import validate_pending
-
-        return validate_pending(self.table, self._clean_config(), now=now)
+        return self._cleaner(now=now).validate()
 
     def discard_pending(self, instant_time: str) -> list[str]:
         """Remove a pending clean (keeping copies of its state files); returns the copies."""
-        from hudi_assets.clean.workflow import discard_pending
-
         self._service("clean")
-        return discard_pending(self.table, instant_time)
+        return self._cleaner().discard_pending(instant_time)
 
-    def rollback(self, instant_time: str, *, force: bool = False) -> list[ExecutedRollback]:
-        """Roll back one pending write as the `rollback` command does (pending rollbacks first)."""
+    def _rollbacker(self) -> Rollbacker:
         from hudi_assets.metadata.rollback_records import MetadataTableSink
-        from hudi_assets.rollback import rollback_write
+        from hudi_assets.rollback import Rollbacker
 
-        return rollback_write(self.table, instant_time, force=force, metadata=MetadataTableSink(self.table))
+        return Rollbacker(self.table, metadata=MetadataTableSink(self.table))
+
+    def rollback(self, instant_time: str, *, force: bool = False) -> RollbackResult:
+        """Roll back one pending write as the `rollback` command does (pending rollbacks first)."""
+        self._service("rollback")
+        return self._rollbacker().rollback(instant_time, force=force)
 
     def discard_pending_rollback(self, rollback_instant: str) -> list[str]:
         """Remove a pending rollback (keeping copies of its state files); returns the copies."""
-        from hudi_assets.rollback import discard_pending_rollback
+        return self._rollbacker().discard_pending(rollback_instant)
 
-        return discard_pending_rollback(self.table, rollback_instant)
-
-    def archive(self, *, dry_run: bool = False, strict: bool = False) -> ArchiveSelection | ArchiveResult:
-        """Dry run: what would be archived and why each fence stands where it does. Otherwise
-        archive (and merge small archive files when enabled). The settings are checked first (`check`)."""
+    def archive(self, *, dry_run: bool = False, strict: bool = False) -> ArchiveResult:
+        """Dry run: what would be archived and why each fence stands where it does
+        (`ArchiveResult.selection`, nothing written). Otherwise archive (and merge small archive files
+        when enabled). The settings are checked first (`check`)."""
         from hudi_assets.archive.archiver import HoodieTimelineArchiver
 
         self._service("archive")
         self._checked(strict)
         archiver = HoodieTimelineArchiver.for_table(self.table)
-        return archiver.select() if dry_run else archiver.archive_if_required()
+        return archiver.dry_run() if dry_run else archiver.archive()
 
     def metadata_services(self, *, dry_run: bool = False, no_active_writer: bool = False,
                           services: tuple[str, ...] = ("compaction", "clean", "archive")) -> ServicesResult:
@@ -174,3 +172,22 @@ class TableMaintenance:
 
     def status(self) -> MaintenanceStatus:
         return maintenance_status(self.table, self.table.write_config)
+
+    def savepoint(self, instant: str | None = None, *, user: str = "default",
+                  comment: str = "default") -> Savepoint:
+        """Savepoint a completed commit (None: the latest), as hudi-cli's `savepoint create`."""
+        from hudi_assets.savepoint import Savepointer
+
+        return Savepointer(self.table).create(instant, user=user, comment=comment)
+
+    def savepoints(self) -> list[SavepointUsage]:
+        """Every savepoint with the files and bytes it keeps alive."""
+        from hudi_assets.savepoint import Savepointer
+
+        return Savepointer(self.table).list()
+
+    def delete_savepoint(self, instant: str) -> None:
+        """Remove a savepoint (refused for an instant that is none), as `savepoint delete`."""
+        from hudi_assets.savepoint import Savepointer
+
+        Savepointer(self.table).delete(instant)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_assets.clean import schedule_clean
+from hudi_assets.clean import Cleaner
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
@@ -250,7 +250,9 @@ def test_clean_planned_through_one_spelling_of_the_base_path_completes_through_t
     planning, running = (link, real) if plan_via == "link" else (real, link)
     table = HoodieTable(str(planning))
     config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None, []))
-    plan, instant = schedule_clean(table, config)
+    cleaner = Cleaner(table, config)
+    plan = cleaner.plan()
+    instant = cleaner.request(plan)
     planned = [f.file_path for files in plan.file_paths_to_delete.values() for f in files]
     assert instant is not None and planned and all(f"file:{planning}/" in p for p in planned)
     assert main(["clean", str(running), "--engine", "local"]) == 0

@@ -87,7 +87,7 @@ def test_the_core_installs_this_checkout_with_only_pyarrow_fastavro_and_numpy(co
 def test_the_core_cleans_on_the_local_engine_by_default(core_venv, demo_table):
     before = _files(demo_table)
     code = ("import hudi_assets.engine as e; from hudi_assets import HoodieTable, CleanerPlan; "
-            f"plan = HoodieTable({str(demo_table)!r}).maintenance.clean(dry_run=True); "
+            f"plan = HoodieTable({str(demo_table)!r}).maintenance.clean(dry_run=True).plan; "
             "assert isinstance(plan, CleanerPlan), plan; print(e.DEFAULT_ENGINE, plan.total_files)")
     api = _run(core_venv, "python", "-c", code)
     assert api.returncode == 0, api.stderr

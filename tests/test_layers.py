@@ -25,10 +25,11 @@ LAYERS: dict[str, frozenset[str]] = {
                           "java_collections", "bloom"}),
     # One table: where it lives, its settings, its timeline and file-system view, how work is spread.
     "core": frozenset({"storage", "storage_options", "config", "config_options", "findings", "table_config",
-                       "timeline", "fsview", "table", "table_paths", "engine", "discovery", "heartbeat"}),
+                       "timeline", "fsview", "table", "table_paths", "engine", "discovery", "heartbeat",
+                       "listener"}),
     # What changes a table: Hudi's table services and what they share.
     "services": frozenset({"transaction", "discard", "retention", "rollback", "metadata", "clean",
-                           "archive", "metadata_services"}),
+                           "archive", "savepoint", "metadata_services"}),
     # Who asks for them: the Python API, the command line, Dagster, the demo tables.
     "faces": frozenset({"maintenance", "cli", "orchestration", "demo"}),
 }

@@ -14,8 +14,7 @@ import threading
 
 import pytest
 
-from hudi_assets.clean import CleanConfig
-from hudi_assets.clean.workflow import plan_clean
+from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.demo import generate_table
 from hudi_assets.engine import LocalEngine, store_map
 from hudi_assets.exceptions import CorruptFileError
@@ -96,12 +95,13 @@ PLAN_IN_WORKERS = """
 import json, sys
 from hudi_assets import engine as engines
 from hudi_assets.clean import CleanConfig
-from hudi_assets.clean.workflow import plan_clean
+from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.table import HoodieTable
 assert engines._can_fork()  # six partitions, two at least per worker: listed and planned in workers
 engine = engines.LocalEngine(processes=2, process_min_items=2)
-plan, planner = plan_clean(HoodieTable(sys.argv[1]), CleanConfig(commits_retained=2), engine, with_sizes=True)
-print(json.dumps([plan.to_record(), planner.file_sizes]))
+cleaner = Cleaner(HoodieTable(sys.argv[1]), CleanConfig(commits_retained=2), engine)
+plan = cleaner.plan(with_sizes=True)
+print(json.dumps([plan.to_record(), cleaner.planner.file_sizes]))
 """
 
 
@@ -112,8 +112,9 @@ def test_plan_from_forked_workers_equals_the_single_process_plan(tmp_path, table
     generate_table(Storage(str(tmp_path)), table_type, partitions=6, files_per_partition=3, commits=8,
                    fast=True)
     config = CleanConfig(commits_retained=2)
-    plan, planner = plan_clean(HoodieTable(str(tmp_path)), config, LocalEngine(processes=1), with_sizes=True)
-    here = [plan.to_record(), planner.file_sizes]
+    cleaner = Cleaner(HoodieTable(str(tmp_path)), config, LocalEngine(processes=1))
+    plan = cleaner.plan(with_sizes=True)
+    here = [plan.to_record(), cleaner.planner.file_sizes]
     assert here[0]["filePathsToBeDeletedPerPartition"]  # the table has something to clean
     forked = json.loads(subprocess.run([sys.executable, "-c", PLAN_IN_WORKERS, str(tmp_path)], check=True,
                                        capture_output=True, text=True).stdout)
@@ -139,25 +140,23 @@ def test_imap_in_processes_yields_each_result_in_order_as_it_comes():
 CLEAN_IN_WORKERS = """
 import json, os, sys
 from hudi_assets import engine as engines
-from hudi_assets.clean import CleanConfig, CleanHooks, clean_table
+from dataclasses import replace
+from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.clean.validation import PlanValidator
-from hudi_assets.clean.workflow import plan_clean
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import Instant
 from hudi_assets.timeline.metadata import completed_metadata
 
-class OneFilePerBatch(CleanHooks):
-    delete_batch = 1  # a task per file: the deletes go to the workers
-
 config = CleanConfig(commits_retained=2)
+one_file_per_batch = replace(config, delete_batch=1)  # a task per file: the deletes go to the workers
 out = {}
 for path, engine in zip(sys.argv[1:], [engines.LocalEngine(processes=1),
                                        engines.LocalEngine(processes=2, process_min_items=2)]):
     assert engines._can_fork()
     table = HoodieTable(path)
-    plan, _ = plan_clean(table, config, engine)
+    plan = Cleaner(table, config, engine).plan()
     verdict = PlanValidator(table, config, engine=engine).validate([("9" * 17, "plan", plan)])
-    result = clean_table(HoodieTable(path), config, engine, hooks=OneFilePerBatch())
+    result = Cleaner(HoodieTable(path), one_file_per_batch, engine).clean()
     table = HoodieTable(path)
     meta = completed_metadata(table.active_timeline, Instant(result.executed[0].instant, "clean"))
     left = sorted(os.path.relpath(os.path.join(d, n), path) for d, _, names in os.walk(path)

@@ -9,7 +9,7 @@ from hudi import HudiTable
 from support.s3_server import moto_s3
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
-from hudi_assets.clean import CleanConfig, clean_table
+from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.demo import generate_table
 from hudi_assets.engine import SparkEngine
 from hudi_assets.storage import Storage
@@ -30,10 +30,10 @@ def _files(storage: Storage) -> set[str]:
 
 
 def _maintain(storage: Storage, engine) -> tuple[int, int]:
-    clean = clean_table(HoodieTable(storage), CleanConfig(commits_retained=3), engine)
+    clean = Cleaner(HoodieTable(storage), CleanConfig(commits_retained=3), engine).clean()
     archive = HoodieTimelineArchiver(HoodieTable(storage), ArchiveConfig(min_commits=4, max_commits=6,
                                                                          cleaner=CleanConfig(commits_retained=3)))
-    return clean.files_deleted, len(archive.archive_if_required().selection.instants)
+    return clean.files_deleted, len(archive.archive().selection.instants)
 
 
 def test_clean_on_spark_and_archive_on_s3_match_local(tmp_path):

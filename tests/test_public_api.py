@@ -17,7 +17,7 @@ PUBLIC = {
     "SparkEngine", "HudiAssetsError", "HudiInputError", "TableNotFoundError", "UnsupportedTableError",
     "CorruptFileError", "InvalidConfigError", "PathOutsideTableError", "UnsafePlanError",
     "CleanAbortedError", "TableBusyError", "DeleteFailedError", "MissingExtraError", "Finding", "Severity",
-    "SettingsRefusedError",
+    "SettingsRefusedError", "RollbackResult", "Listener", "Step",
 }
 
 
@@ -58,13 +58,17 @@ def test_maintenance_dry_run_then_clean_then_archive(tmp_path):
                                                                        "hoodie.keep.min.commits": "4",
                                                                        "hoodie.keep.max.commits": "5"})
     before = sorted(p.name for p in (tmp_path / "t").rglob("*"))
-    plan = table.maintenance.clean(dry_run=True, engine="local")
+    dry = table.maintenance.clean(dry_run=True, engine="local")
+    assert dry.dry_run and not dry.executed and dry.scheduled is None
+    plan = dry.plan
     assert plan.total_files > 0 and "files in" in plan.summary() and len(repr(plan)) < 200
     assert sorted(p.name for p in (tmp_path / "t").rglob("*")) == before  # a dry run writes nothing
     assert table.maintenance.status().clean_due
     result = table.maintenance.clean(engine="local")
     assert result.files_deleted == plan.total_files and len(repr(result)) < 1000
     assert not table.maintenance.status().clean_due
-    selection = table.maintenance.archive(dry_run=True)
+    dry_archive = table.maintenance.archive(dry_run=True)
+    assert dry_archive.dry_run and dry_archive.archive_file is None and dry_archive.deleted == 0
+    selection = dry_archive.selection
     archived = table.maintenance.archive()
     assert len(archived.selection.instants) == len(selection.instants) > 0

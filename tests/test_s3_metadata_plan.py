@@ -11,7 +11,7 @@ from support.builders import TableBuilder, base_file
 from support.s3_server import moto_s3
 
 from hudi_assets.clean import CleanConfig
-from hudi_assets.clean.workflow import plan_clean
+from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.engine import LocalEngine
 from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.storage import Storage
@@ -48,7 +48,7 @@ def _plan(s3, metadata_enabled: bool):
     table = HoodieTable(Storage("s3://lake/t", options))
     config = CleanConfig(commits_retained=2, metadata_enabled=metadata_enabled)
     requests.clear()
-    plan, _ = plan_clean(table, config, LocalEngine(), with_sizes=True)
+    plan = Cleaner(table, config, LocalEngine()).plan(with_sizes=True)
     return plan, requests["LIST"]
 
 

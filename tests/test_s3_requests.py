@@ -12,7 +12,7 @@ import pytest
 from support.s3_server import moto_s3
 
 from hudi_assets.clean import CleanConfig
-from hudi_assets.clean.workflow import clean_table, plan_clean
+from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.demo import generate_table
 from hudi_assets.engine import LocalEngine
 from hudi_assets.exceptions import DeleteFailedError
@@ -57,7 +57,7 @@ def _left(storage: Storage) -> set[str]:
 
 
 def _planned(table: HoodieTable) -> list[str]:
-    return _files(table, plan_clean(table, RETAIN_ONE, LocalEngine())[0])
+    return _files(table, Cleaner(table, RETAIN_ONE, LocalEngine()).plan())
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,9 @@ def test_a_full_plan_lists_each_partition_once_plus_discovery(s3):
     table = HoodieTable(Storage("s3://lake/big", options))
     assert table.active_timeline
     requests.clear()
-    plan, planner = plan_clean(table, RETAIN_ONE, LocalEngine(), with_sizes=True)
+    cleaner = Cleaner(table, RETAIN_ONE, LocalEngine())
+    plan = cleaner.plan(with_sizes=True)
+    planner = cleaner.planner
     partitions = list(plan.file_paths_to_delete)
     # The same decisions as on a local disk (whose listing order differs from S3's sorted keys).
     assert len(partitions) == PARTITIONS and sorted(_files(table, plan)) == sorted(_planned(local))
@@ -97,7 +99,7 @@ def test_deletes_go_in_batches_of_up_to_1000_keys(s3):
     storage = Storage("s3://lake/small", options)
     planned = _planned(local["small"])
     requests.clear()
-    result = clean_table(HoodieTable(storage), RETAIN_ONE, LocalEngine())
+    result = Cleaner(HoodieTable(storage), RETAIN_ONE, LocalEngine()).clean()
     assert result.files_deleted == len(planned) > 2 * S3_DELETE_BATCH
     assert requests["DELETE_OBJECTS"] == math.ceil(len(planned) / S3_DELETE_BATCH)
     assert requests["DELETE"] == 0  # no data file deleted one request at a time
@@ -112,7 +114,7 @@ def test_keys_the_store_refuses_are_failed_deletes(s3):
     refused.update(f"refusing/{rel}" for rel in kept)
     try:
         with pytest.raises(DeleteFailedError) as failed:
-            clean_table(HoodieTable(storage), RETAIN_ONE, LocalEngine())
+            Cleaner(HoodieTable(storage), RETAIN_ONE, LocalEngine()).clean()
     finally:
         refused.clear()
     assert sorted(failed.value.paths) == sorted(storage.uri(rel) for rel in kept)

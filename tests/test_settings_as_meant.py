@@ -120,7 +120,7 @@ def test_api_values_may_be_numbers_and_booleans(table):
                                                  r"expected an integer >= 1$"):
         config.get(opt.KEEP_MIN_COMMITS)
     assert HoodieTable(str(table), hoodie_conf={"hoodie.cleaner.commits.retained": 3}).maintenance.archive(
-        dry_run=True).keep.configured_min == 20
+        dry_run=True).selection.keep.configured_min == 20
 
 
 @pytest.mark.parametrize("value", [None, [3], object()])

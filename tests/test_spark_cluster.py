@@ -11,9 +11,8 @@ from datetime import UTC, datetime
 import pytest
 from support.spark_cluster import cluster_available, cluster_conf, standalone_cluster
 
-from hudi_assets.clean import CleanConfig, clean_table
+from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.clean.planner import PartitionDecision
-from hudi_assets.clean.workflow import plan_clean
 from hudi_assets.demo import generate_table
 from hudi_assets.engine import LocalEngine, SparkEngine
 from hudi_assets.storage import Storage
@@ -95,9 +94,9 @@ def test_cluster_clean_deletes_what_the_local_engine_deletes(cluster, tmp_path):
     assert _data_files(local) == _data_files(remote)
     before = _data_files(remote)
 
-    local_result = clean_table(HoodieTable(str(local)), CONFIG, LocalEngine(), now=NOW)
+    local_result = Cleaner(HoodieTable(str(local)), CONFIG, LocalEngine(), clock=lambda: NOW).clean()
     cluster.returned.clear()
-    cluster_result = clean_table(HoodieTable(str(remote)), CONFIG, cluster, now=NOW)
+    cluster_result = Cleaner(HoodieTable(str(remote)), CONFIG, cluster, clock=lambda: NOW).clean()
 
     assert cluster_result.files_deleted == local_result.files_deleted > 0
     assert _data_files(remote) == _data_files(local) != before
@@ -109,7 +108,7 @@ def test_only_the_plans_names_come_back_to_the_driver(cluster, tmp_path):
     path = tmp_path / "t"
     generate_table(Storage(str(path)), "COPY_ON_WRITE", **SPEC)
     cluster.returned.clear()
-    plan, _ = plan_clean(HoodieTable(str(path)), CONFIG, cluster, with_sizes=True)
+    plan = Cleaner(HoodieTable(str(path)), CONFIG, cluster).plan(with_sizes=True)
     decisions = [entry for _, entry, _ in cluster.returned if entry is not None]
     assert all(type(d) is PartitionDecision for d in decisions)
     returned = [name for d in decisions for name in d.files]

@@ -27,6 +27,7 @@ from hudi_assets.archive.merge import (
 from hudi_assets.archive.selection import ArchiveSelection, select_instants_to_archive
 from hudi_assets.avro import java_schema_json
 from hudi_assets.exceptions import ArchiveMergeError, CorruptFileError, HudiAssetsError
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.logformat.archived import archive_file_name, archive_file_of_encoded
 from hudi_assets.logformat.avro_block import decode_avro_data_block, encode_avro_record
 from hudi_assets.logformat.block import BlockType
@@ -44,18 +45,12 @@ TEMP_FOLDER = f"{METAFOLDER}/.temp"
 AUX_FOLDER = f"{METAFOLDER}/.aux"
 
 
-class ArchiveHooks:
-    """Points of an archive run where a test may inject a fault (a crash, a pause). Production
-    passes none; a test subclasses this and overrides `reached`."""
-
-    def reached(self, step: str) -> None:
-        """`step`: "before-write", "after-write", "before-delete", "deleting-completed", and the
-        merge's "merge-plan-written", "merge-file-written", "merge-candidates-deleted"."""
-
-
 @dataclass
 class ArchiveResult:
+    """What one archive run did, or with `dry_run` what it would archive (`selection`)."""
+
     selection: ArchiveSelection
+    dry_run: bool = False
     archive_file: str | None = None
     records_written: int = 0
     skipped: list[str] = field(default_factory=list)
@@ -80,34 +75,38 @@ def _archived(result: ArchiveResult, storage: Storage) -> str:
 class HoodieTimelineArchiver:
     """Archives one table's timeline with Hudi 0.15's rules."""
 
-    def __init__(self, table: HoodieTable, config: ArchiveConfig, hooks: ArchiveHooks | None = None):
+    def __init__(self, table: HoodieTable, config: ArchiveConfig, listener: Listener = QUIET):
         self.table = table
-        self.hooks = hooks or ArchiveHooks()
+        self.listener = listener
         self.config = config
         self.storage = table.storage
         self.archived = ArchivedTimeline.load(table)
 
     @classmethod
-    def for_table(cls, table: HoodieTable, hooks: ArchiveHooks | None = None) -> HoodieTimelineArchiver:
+    def for_table(cls, table: HoodieTable, listener: Listener = QUIET) -> HoodieTimelineArchiver:
         """The archiver with the table's own merged settings (`table.write_config`): how every face
         gets one, so none assembles the settings itself."""
-        return cls(table, ArchiveConfig.from_write_config(table.write_config), hooks)
+        return cls(table, ArchiveConfig.from_write_config(table.write_config), listener)
 
     @property
     def should_merge(self) -> bool:
         return self.config.merge_enable and not can_append(self.storage)
 
-    def select(self) -> ArchiveSelection:
+    def plan(self) -> ArchiveSelection:
+        """What a run would archive now, and why each fence stands where it does."""
         timeline = self.table.reload_timeline()
         refuse_future_instants(self.table, "archive")
         return select_instants_to_archive(self.table, self.config, timeline)
 
-    def archive_if_required(self, merge: bool = True,
-                            selection: ArchiveSelection | None = None) -> ArchiveResult:
+    def dry_run(self) -> ArchiveResult:
+        """The result of a run that archives nothing: what `archive()` would select now."""
+        return ArchiveResult(self.plan(), dry_run=True)
+
+    def archive(self, merge: bool = True, selection: ArchiveSelection | None = None) -> ArchiveResult:
         """Archive what the selection allows; then, if `merge`, merge small archive files.
 
         Holds the table's maintenance lock throughout (`TableBusyError` when another run holds it).
-        `selection` may be one just made by `select()` (a dry run shown first); it is not redone
+        `selection` may be one just made by `plan()` (a dry run shown first); it is not redone
         unless another run archived some of it before the lock was taken. A half-done merge is always
         recovered first, so a new archive file never takes the version an unfinished merge planned
         for its merged file.
@@ -123,7 +122,7 @@ class HoodieTimelineArchiver:
                 log.info("Archiving %d instants (%d state files)", len(selection.instants),
                          len(selection.state_files))
                 self._archive(result)
-                self.hooks.reached("before-delete")
+                self.listener.reached(Step.ARCHIVE_BEFORE_DELETE)
                 lock.check_held()
                 self._delete(selection.state_files, result)
                 self._delete_aux_copies(selection, result)
@@ -140,7 +139,7 @@ class HoodieTimelineArchiver:
     def merge_small_files(self) -> str | None:
         """Merge small archive files when enabled and the store cannot append; the merged file's path.
 
-        Holds the table's maintenance lock while merging, as `archive_if_required` does."""
+        Holds the table's maintenance lock while merging, as `archive` does."""
         if not self.should_merge:
             return None
         with table_lock(self.table, "archive") as lock:
@@ -150,17 +149,17 @@ class HoodieTimelineArchiver:
         lock.check_held()
         return merge_small_archive_files(
             self.archived, self.config.merge_small_file_limit_bytes, self.config.merge_files_batch_size,
-            self.config.archival_batch, self.hooks.reached)
+            self.config.archival_batch, self.listener)
 
     def _still_valid(self, selection: ArchiveSelection | None) -> ArchiveSelection:
         """`selection` if every state file it names is still active, else a new selection."""
         if selection is None:
-            return self.select()
+            return self.plan()
         timeline = self.table.reload_timeline()
         if all(timeline.has_state_file(i) for i in selection.state_files):
             return selection
         log.info("Another run archived part of the selection before the lock was taken; selecting again")
-        return self.select()
+        return self.plan()
 
     # ------------------------------------------------------------------------ writing
     def _archive(self, result: ArchiveResult) -> None:
@@ -178,7 +177,7 @@ class HoodieTimelineArchiver:
             return
         data = archive_file_of_encoded([encoded for _, encoded in written], schema,
                                        self.config.archival_batch)
-        self.hooks.reached("before-write")
+        self.listener.reached(Step.ARCHIVE_BEFORE_WRITE)
         folder = self.archived.folder
         self.storage.mkdirs(folder)
         version = next_archive_version(self.archived)
@@ -196,7 +195,7 @@ class HoodieTimelineArchiver:
                 result.markers_removed += 1
         log.info("Wrote %d archived entries to %s (%d bytes)", len(written), self.storage.uri(path),
                  len(data))
-        self.hooks.reached("after-write")
+        self.listener.reached(Step.ARCHIVE_AFTER_WRITE)
 
     def _entry(self, timeline: ActiveTimeline, instant: Instant, schema: str) -> tuple[str, bytes] | None:
         """(commit time, encoded archived entry) of one state file; None when it is skipped."""
@@ -258,7 +257,7 @@ class HoodieTimelineArchiver:
         for n, instant in enumerate(completed, 1):
             self._delete_files([f"{METAFOLDER}/{instant.file_name}"], result)
             if n == 1:
-                self.hooks.reached("deleting-completed")
+                self.listener.reached(Step.ARCHIVE_DELETING_COMPLETED)
             if n % 1000 == 0:
                 log.info("Deleted %d/%d completed instants", n, len(completed))
         log.info("Deleted %d completed instants", len(completed))

@@ -14,10 +14,10 @@ the plan goes at once (what Hudi's recovery would do on the next run), and Archi
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from hudi_assets.avro import deserialize_metadata, java_schema_json, serialize_metadata
 from hudi_assets.exceptions import ArchiveMergeError, CorruptFileError, HudiAssetsError
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.logformat.archived import archive_file_name, archive_file_version
 from hudi_assets.logformat.avro_block import decode_avro_data_block, encode_avro_data_block
 from hudi_assets.logformat.block import BlockType, encode_block
@@ -105,8 +105,7 @@ def _merged_blocks(storage: Storage, candidates: list[FileStatus], archival_batc
 
 
 def merge_small_archive_files(archived: ArchivedTimeline, small_file_limit: int, files_batch_size: int,
-                              archival_batch: int,
-                              step: Callable[[str], None] = lambda _: None) -> str | None:
+                              archival_batch: int, listener: Listener = QUIET) -> str | None:
     """mergeArchiveFilesIfNecessary; returns the merged file's name, None when nothing was merged."""
     storage, folder = archived.storage, archived.folder
     files = _sorted_archive_files(archived)
@@ -125,7 +124,7 @@ def merge_small_archive_files(archived: ArchivedTimeline, small_file_limit: int,
     if not storage.create_if_absent(plan_path, serialize_metadata("HoodieMergeArchiveFilePlan", plan)):
         raise HudiAssetsError(f"{storage.uri(plan_path)}: a merge plan appeared while merging; "
                               "another archiver is running")
-    step("merge-plan-written")
+    listener.reached(Step.MERGE_PLAN_WRITTEN)
     log.info("Merging %d small archive files into %s", len(candidates), merged_name)
     try:
         blocks, total = _merged_blocks(storage, candidates, archival_batch)
@@ -134,11 +133,11 @@ def merge_small_archive_files(archived: ArchivedTimeline, small_file_limit: int,
         raise
     if not storage.create_if_absent(merged, b"".join(blocks)):
         raise HudiAssetsError(f"{storage.uri(merged)}: already exists; another archiver is running")
-    step("merge-file-written")
+    listener.reached(Step.MERGE_FILE_WRITTEN)
     result = storage.delete_many([c.path for c in candidates])
     for path, why in result.failed.items():
         log.warning("Ignoring failed delete of merged archive file %s: %s", path, why)
-    step("merge-candidates-deleted")
+    listener.reached(Step.MERGE_CANDIDATES_DELETED)
     storage.delete_checked([plan_path])
     log.info("Merged %d archived entries of %d small archive files into %s", total, len(candidates),
              merged_name)

@@ -28,6 +28,8 @@ class CleanConfig:
     allow_multiple: bool = opt.ALLOW_MULTIPLE_CLEANS.default
     delete_bootstrap_base_file: bool = opt.CLEANER_BOOTSTRAP_BASE_FILE.default
     metadata_enabled: bool = opt.METADATA_ENABLE.default
+    delete_batch: int = opt.CLEAN_DELETE_BATCH.default
+    progress_interval_ms: int = opt.CLEAN_PROGRESS_INTERVAL_MS.default
 
     @classmethod
     def from_write_config(cls, config: WriteConfig) -> CleanConfig:
@@ -46,4 +48,6 @@ class CleanConfig:
             allow_multiple=config.get(opt.ALLOW_MULTIPLE_CLEANS),
             delete_bootstrap_base_file=config.get(opt.CLEANER_BOOTSTRAP_BASE_FILE),
             metadata_enabled=config.get(opt.METADATA_ENABLE),
+            delete_batch=config.get(opt.CLEAN_DELETE_BATCH),
+            progress_interval_ms=config.get(opt.CLEAN_PROGRESS_INTERVAL_MS),
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hudi_assets.clean.config import CleanConfig
@@ -27,37 +27,16 @@ from hudi_assets.clean.plan import (
 from hudi_assets.clean.validation import ValidatedPlan
 from hudi_assets.engine import Engine, LocalEngine, gc_paused
 from hudi_assets.exceptions import CleanAbortedError
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.metadata.clean_records import clean_records
 from hudi_assets.metadata.writer import MetadataTableWriter
-from hudi_assets.storage import S3_DELETE_BATCH, Storage
+from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import CLEAN, Instant, State
 from hudi_assets.timeline.timeline import WRITE_ACTIONS
 
 log = logging.getLogger(__name__)
-
-DELETE_BATCH = S3_DELETE_BATCH  # a round's batch is one S3 DeleteObjects request
-# Seconds between two progress reports of the deletes (the first and the last are always reported):
-# a line with the counts every few seconds, however many rounds there are.
-PROGRESS_INTERVAL = 5.0
-
-Progress = Callable[[int, int], None]
-
-
-class CleanHooks:
-    """Points of a clean's execution where a test may inject a fault (a crash, a pause). Production
-    passes none; a test subclasses this and overrides `reached`."""
-
-    delete_batch: int = DELETE_BATCH
-    progress_interval: float = PROGRESS_INTERVAL
-
-    def reached(self, step: str, deleted: int = 0) -> None:
-        """`step` is "inflight", "deletes" (after each round, with the count so far), "partitions",
-        on a table with a metadata table "mdt_requested", "mdt_block_written" (after each log block,
-        with the count so far) and "mdt_completed", then "complete" (just before `<t>.clean` is
-        written)."""
-
 
 @dataclass(frozen=True, slots=True)
 class ExecutedClean:
@@ -111,15 +90,15 @@ def _delete_batch(storage: Storage, batch: Batch) -> tuple[int, dict[str, str]]:
 
 class CleanActionExecutor:
     """Acts on validated plans: the only place the cleaner deletes. It decides nothing about what is
-    safe; `clean.workflow` hands it plans that passed `clean.validation` moments before."""
+    safe; `Cleaner` hands it plans that passed `clean.validation` moments before."""
 
     def __init__(self, table: HoodieTable, config: CleanConfig, engine: Engine | None = None,
-                 progress: Progress | None = None, hooks: CleanHooks | None = None):
+                 listener: Listener = QUIET, metadata_table: HoodieTable | None = None):
         self.table = table
         self.config = config
         self.engine = engine or LocalEngine()
-        self.progress = progress
-        self.hooks = hooks or CleanHooks()
+        self.listener = listener
+        self.metadata_table = metadata_table  # the run's, when it opened one already
 
     def check_no_newer_writes(self, plan: CleanerPlan, files: dict[str, list[str]]) -> None:
         """Defence in depth: a commit completed after planning must not have written a planned file
@@ -164,7 +143,7 @@ class CleanActionExecutor:
             inflight = instant.with_state(State.INFLIGHT)
             data = plan.serialize() if inflight_data is None else inflight_data
             storage.create_if_absent(timeline.state_file_path(inflight), data)
-        self.hooks.reached("inflight")
+        self.listener.reached(Step.CLEAN_INFLIGHT)
         failed = self._delete_files(validated.files)
         if validated.companions:
             storage.delete_many(validated.companions)  # Hadoop's checksums go with their files
@@ -175,7 +154,7 @@ class CleanActionExecutor:
                     partitions_deleted += 1
             except OSError as exc:  # Hudi logs and goes on
                 log.warning("could not delete partition %s: %s", partition, exc)
-        self.hooks.reached("partitions")
+        self.listener.reached(Step.CLEAN_PARTITIONS)
         stats = []
         for partition, names in validated.files.items():
             stat = PartitionCleanStat(partition, self.config.policy,
@@ -193,7 +172,7 @@ class CleanActionExecutor:
         record = clean_metadata_record(instant.timestamp, taken, plan, stats)
         if self.table.config.has_metadata_table:
             self._update_metadata_table(instant.timestamp, record)
-        self.hooks.reached("complete")
+        self.listener.reached(Step.CLEAN_COMPLETE)
         completed = Instant(instant.timestamp, CLEAN, State.COMPLETED)
         data = serialize_clean_metadata(record)
         if not storage.create_if_absent(timeline.state_file_path(completed), data):
@@ -205,32 +184,32 @@ class CleanActionExecutor:
     def _update_metadata_table(self, instant_time: str, record: dict) -> None:
         """`writeTableMetadata`: the metadata deltacommit of this clean, before `<t>.clean` is written
         (a retry after a crash rolls back the metadata instant and writes it again)."""
-        writer = MetadataTableWriter(self.table, reached=self.hooks.reached)
+        writer = MetadataTableWriter(self.table, self.listener, self.metadata_table)
         writer.commit(instant_time, clean_records(self.table, record, instant_time))
 
     def _delete_files(self, files: dict[str, list[str]]) -> dict[str, str]:
         """Deletes on the engine, in rounds; returns the files that could not be deleted, with why. A
         file already gone counts as deleted (a resumed clean); one that could not be deleted and is
         still there is reported as failed, and the clean completes (Hudi records it in
-        `failedDeleteFiles`). Progress is reported every `progress_interval` seconds, and at the
-        first and the last round; the hooks see every round."""
+        `failedDeleteFiles`). Progress is reported every `progress_interval_ms`, and at the first and
+        the last round; `Step.CLEAN_DELETES` is reached after every round."""
         storage = self.table.storage
+        listener = self.listener
         failed: dict[str, str] = {}
-        batches = _batches(files, max(1, self.hooks.delete_batch))
+        batches = _batches(files, self.config.delete_batch)
         total = sum(map(len, files.values()))
+        interval = self.config.progress_interval_ms / 1000
         done = 0
         reported = time.monotonic()
-        if self.progress:
-            self.progress(0, total)
+        listener.progress(0, total)
         for parts in self._delete_rounds(batches):
             for count, failures in parts:
                 done += count + len(failures)
                 failed.update(failures)
-            if self.progress and (done == total or
-                                  time.monotonic() - reported >= self.hooks.progress_interval):
+            if done == total or time.monotonic() - reported >= interval:
                 reported = time.monotonic()
-                self.progress(done, total)
-            self.hooks.reached("deletes", done)
+                listener.progress(done, total)
+            listener.reached(Step.CLEAN_DELETES, done)
         for rel, why in failed.items():
             log.warning("could not delete %s: %s", storage.uri(rel), why)
         return failed

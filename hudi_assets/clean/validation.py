@@ -212,7 +212,7 @@ class PlanValidator:
             verdicts = store_map(self.engine, self.storage.is_local,
                                  lambda partition: self._check_partition(partition, entries[partition],
                                                                          plan.ectr_timestamp),
-                                 planned, self.config.parallelism, meanwhile)
+                                 planned, self.config.parallelism, meanwhile=meanwhile)
         checked = dict(zip(planned, verdicts, strict=True))
         for partition in entries:
             names, companions, found = checked.get(partition, ([], [], []))
@@ -363,12 +363,3 @@ class PlanValidator:
             if live := self._live_groups(nested, replaced):
                 yield nested, live
             yield from self._nested_live_groups(nested, replaced)
-
-
-def validate_plans(table: HoodieTable, config: CleanConfig, plans: Iterable[tuple[str, str, CleanerPlan]],
-                   now: datetime | None = None, meanwhile: Callable[[], Any] | None = None
-                   ) -> ValidationReport:
-    """The one entry point every face uses: the CLI, the library and the Dagster checks. `now` is
-    the clock of KEEP_LATEST_BY_HOURS (the current time unless given); `meanwhile`: see
-    `PlanValidator.validate`."""
-    return PlanValidator(table, config, now).validate(plans, meanwhile)

@@ -49,9 +49,9 @@ def run(args: argparse.Namespace) -> int:
     check_settings(table, args.strict)
     archiver = HoodieTimelineArchiver.for_table(table)
     if args.dry_run:
-        _describe(archiver.select())
+        _describe(archiver.dry_run().selection)
         return 0
-    result = archiver.archive_if_required()
+    result = archiver.archive()
     _describe(result.selection)
     if result.merge_recovery:
         print(f"merge recovery: {result.merge_recovery}")

@@ -17,6 +17,7 @@ from hudi_assets.cli.main import (
 from hudi_assets.config_options import CLEAN_OPTIONS, settings_epilog
 from hudi_assets.engine import gc_paused
 from hudi_assets.exceptions import HudiInputError
+from hudi_assets.listener import QUIET, Listener
 
 _JSON_STRING = json.encoder.encode_basestring_ascii  # a str as a JSON string literal, as json.dumps
 # The ASCII characters json.dumps writes as they are (printable, neither quote nor backslash).
@@ -101,58 +102,53 @@ def _write_plan_json(plan, sizes: dict[str, list[int]], pending: list[str]) -> N
     out.write("], " + json.dumps(tail)[1:] + "\n")
 
 
+class _Progress(Listener):
+    """One updating line on a terminal, plain lines in a log: called every few seconds
+    (hoodie.assets.clean.progress.interval.ms), and at the first and the last round of deletes."""
+
+    def __init__(self):
+        self.start, self.end = ("\r", "") if sys.stderr.isatty() else ("", "\n")
+
+    def progress(self, done: int, total: int) -> None:
+        print(f"{self.start}deleted {done} of {total} files", end="\n" if done == total else self.end,
+              file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.clean.config import CleanConfig
-    from hudi_assets.clean.workflow import (
-        clean_table,
-        discard_pending,
-        pending_cleans,
-        plan_clean,
-        planned_file_sizes,
-        refuse_unsupported,
-        validate_pending,
-    )
+    from hudi_assets.clean.cleaner import Cleaner
 
     if (args.json or args.list_files) and not args.dry_run:
         raise HudiInputError("--json and --list-files describe a plan: use them with --dry-run")
     table = open_table(args)
     if args.discard_pending:
-        for copy in discard_pending(table, args.discard_pending):
+        for copy in Cleaner.for_table(table).discard_pending(args.discard_pending):
             print(f"discarded: state file kept as {copy}")
         return 0
     check_settings(table, args.strict)
-    write_config = table.write_config
-    config = CleanConfig.from_write_config(write_config)
-    refuse_unsupported(table, config)
-    engine = open_engine(args, write_config)
+    cleaner = Cleaner.for_table(table, open_engine(args, table.write_config),
+                                listener=QUIET if args.dry_run else _Progress())
+    config = cleaner.config
+    cleaner.refuse_unsupported()
     if args.dry_run:
-        pending = pending_cleans(table)
-        report = validate_pending(table, config, pending)
+        pending = cleaner.pending()
+        report = cleaner.validate(pending)
         _print_violations(report)
         report.raise_if_unsafe(table.base_path)
         # Paused until the plan is printed and dropped: its file infos (a tuple per planned file, none
         # cyclic) would otherwise be traversed by the collector once the planner resumes it (measured:
         # 0.24 s of a 700,000-file plan), to no end in a process that exits after printing.
         with gc_paused():
-            plan, planner = plan_clean(table, config, engine, with_sizes=True)
-            sizes = planned_file_sizes(table, plan, planner)
+            plan = cleaner.plan(with_sizes=True)
+            sizes = cleaner.file_sizes(plan)
             instants = [p.instant.timestamp for p in pending]
             if args.json:
                 _write_plan_json(plan, sizes, instants)
             else:
                 _print_plan(plan, sizes, instants, args.list_files)
-            del plan, planner, sizes
+            del plan, sizes, cleaner
         return 0
 
-    # One updating line on a terminal, plain lines in a log; called every few seconds
-    # (executor.PROGRESS_INTERVAL), and at the first and the last round of deletes.
-    start, end = ("\r", "") if sys.stderr.isatty() else ("", "\n")
-
-    def progress(done: int, total: int) -> None:
-        print(f"{start}deleted {done} of {total} files", end="\n" if done == total else end, file=sys.stderr,
-              flush=True)
-
-    result = clean_table(table, config, engine, progress=progress)
+    result = cleaner.clean()
     if not result.executed:
         print(f"nothing to clean ({config.policy}): no plan lists a file")
     else:

@@ -13,8 +13,7 @@ import argparse
 
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.metadata.rollback_records import MetadataTableSink
-from hudi_assets.rollback.planner import pending_writes, plan_rollback
-from hudi_assets.rollback.workflow import discard_pending_rollback, rollback_write
+from hudi_assets.rollback.rollbacker import Rollbacker
 
 
 def add_parser(subparsers) -> None:
@@ -39,21 +38,21 @@ def run(args: argparse.Namespace) -> int:
     from hudi_assets.cli.main import open_table
 
     table = open_table(args)
+    rollbacker = Rollbacker(table, metadata=MetadataTableSink(table))
     if args.discard_pending:
         if args.instant:
             raise HudiInputError(f"{table.base_path}: give either INSTANT or --discard-pending "
                                  "ROLLBACK_INSTANT, not both")
-        for copy in discard_pending_rollback(table, args.discard_pending):
+        for copy in rollbacker.discard_pending(args.discard_pending):
             print(f"discarded: state file kept as {copy}")
         return 0
     if not args.instant:
         raise HudiInputError(f"{table.base_path}: INSTANT (the pending write to roll back) is required")
     if args.dry_run:
-        target = pending_writes(table.reload_timeline()).get(args.instant)
-        if target is None:
+        plan = rollbacker.dry_run(args.instant).plan
+        if plan is None:
             print(f"{args.instant} is not a pending write: nothing to roll back")
             return 0
-        plan = plan_rollback(table, target)
         print(f"rollback of {plan.action} {plan.instant_time}: {len(plan.requests)} requests")
         for request in plan.requests:
             for path in request.files_to_delete:
@@ -61,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             for path in request.log_blocks_to_delete:
                 print(f"  rollback block for {path} (file group {request.file_id})")
         return 0
-    for done in rollback_write(table, args.instant, force=args.force, metadata=MetadataTableSink(table)):
+    for done in rollbacker.rollback(args.instant, force=args.force).executed:
         print(f"rolled back {done.action} {done.instant_time} at {done.rollback_instant}: "
               f"{done.files_deleted} files deleted, {done.rollback_log_files} rollback log files written")
     return 0

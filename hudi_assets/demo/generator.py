@@ -362,7 +362,7 @@ class _Generator:
         self._put(f".hoodie/{instant.file_name}", data)
 
     # -------------------------------------------------------------------------- rows
-    def _row(self, commit: _Commit, task: int, counter: int, partition: str, file_name: str,
+    def _row(self, commit: _Commit, task: int, counter: int, partition: str, file_name: str, *,
              key: str, previous: dict[str, Any] | None) -> dict[str, Any]:
         rng = self.data_rng
         epoch_ms = int(commit.moment.timestamp() * 1000) + rng.randrange(1000)
@@ -393,7 +393,7 @@ class _Generator:
         if not self.fast:
             for counter in range(num_records):
                 key = self._new_key()
-                rows[key] = self._row(commit, task, counter, partition, name, key, None)
+                rows[key] = self._row(commit, task, counter, partition, name, key=key, previous=None)
             data = parquet_base_file(self.schema, list(rows.values()), bloom_entries=self.bloom_entries)
         self._put_data(rel, data)
         stat = _stat(
@@ -422,7 +422,7 @@ class _Generator:
                 for key in group.keys:  # the merge handle rewrites every record, in file order
                     old = self.rows[key]
                     if key in chosen:
-                        rows[key] = self._row(commit, task, counter, partition, name, key, old)
+                        rows[key] = self._row(commit, task, counter, partition, name, key=key, previous=old)
                         counter += 1
                     else:
                         rows[key] = {**old, "_hoodie_file_name": name}
@@ -445,7 +445,8 @@ class _Generator:
         data = b""
         if not self.fast:
             for counter, key in enumerate(k for k in group.keys if k in chosen):
-                rows[key] = self._row(commit, task, counter, partition, file_id, key, self.rows[key])
+                rows[key] = self._row(commit, task, counter, partition, file_id, key=key,
+                                      previous=self.rows[key])
             data = avro_log_file(self.schema.writer_schema_with_meta, commit.ts, rows.values())
         self._put_data(rel, data)
         column_stats: dict[str, Any] = {"val": None}

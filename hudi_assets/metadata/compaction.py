@@ -33,6 +33,7 @@ from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
 from hudi_assets.fsview import parse_base_file_name
 from hudi_assets.hfile import HFileReader, write_hfile
 from hudi_assets.java_collections import in_java_hashmap_order
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.logformat import BlockType, HeaderKey
 from hudi_assets.logformat.delete_block import decode_delete_block
 from hudi_assets.logformat.hfile_block import avro_schema
@@ -271,18 +272,16 @@ def default_write_token(task: int) -> str:
 
 
 def execute_compaction(metadata: MetadataTable, instant_time: str,
-                       write_token: Callable[[int], str] = default_write_token,
-                       reached: Callable[[str, int], None] | None = None) -> Instant:
+                       write_token: Callable[[int], str] = default_write_token, *,
+                       listener: Listener = QUIET) -> Instant:
     """Execute the requested compaction `instant_time`: `.inflight`, a new HFile base file per planned
-    slice, then `.commit` (the commit metadata). `reached(step, count)` is called after
-    "compaction_inflight", each "compaction_base_file_written" and "compaction_completed", so a test
-    can crash the run there."""
-    reached = reached or (lambda step, count: None)
+    slice, then `.commit` (the commit metadata). The `listener` hears `Step.COMPACTION_INFLIGHT`, each
+    `COMPACTION_BASE_FILE_WRITTEN` and `COMPACTION_COMPLETED`, so a test can crash the run there."""
     storage, timeline = metadata.storage, metadata.timeline
     operations = read_compaction_plan(metadata, instant_time)
     requested = Instant(instant_time, COMPACTION, State.REQUESTED)
     _create(storage, timeline.state_file_path(requested.with_state(State.INFLIGHT)), b"")
-    reached("compaction_inflight", 0)
+    listener.reached(Step.COMPACTION_INFLIGHT)
     stats: dict[str, list[WriteStat]] = {}
     schema = None
     for task, file_slice in enumerate(operations):
@@ -302,12 +301,12 @@ def execute_compaction(metadata: MetadataTable, instant_time: str,
             totalLogFilesCompacted=len(file_slice.log_files), totalLogSizeCompacted=sum(log_sizes),
             fileSizeInBytes=len(data),
             runtimeStats={"totalScanTime": 0, "totalUpsertTime": 0, "totalCreateTime": 0}))
-        reached("compaction_base_file_written", task + 1)
+        listener.reached(Step.COMPACTION_BASE_FILE_WRITTEN, task + 1)
     commit = CommitMetadata(in_java_hashmap_order(stats), compacted=True,
                             extra_metadata={"schema": schema} if schema else {}, operation_type="COMPACT")
     completed = Instant(instant_time, COMPACTION, State.COMPLETED)
     _create(storage, timeline.state_file_path(completed), timeline.commit_metadata_serde.serialize(commit))
-    reached("compaction_completed", 0)
+    listener.reached(Step.COMPACTION_COMPLETED)
     return Instant(instant_time, COMMIT, State.COMPLETED)
 
 
@@ -330,7 +329,8 @@ def pending_compaction(metadata: MetadataTable) -> Instant | None:
     return metadata.timeline.filter_actions({COMPACTION}).filter_pending().first()
 
 
-def roll_back_inflight_compaction(metadata: MetadataTable, instant_time: str) -> None:
+def roll_back_inflight_compaction(metadata: MetadataTable, instant_time: str, *,
+                                  listener: Listener = QUIET) -> None:
     """Undo the files an inflight compaction wrote and return it to requested, as 0.15's
     `rollbackInflightCompaction` does before a compaction is executed again: a rollback instant
     (resumed when one of this compaction is pending) deletes the base files of `instant_time` in the
@@ -355,7 +355,7 @@ def roll_back_inflight_compaction(metadata: MetadataTable, instant_time: str) ->
         rollback = Instant(rollback_time, ROLLBACK, State.REQUESTED)
         _create(metadata.storage, timeline.state_file_path(rollback), plan.serialize())
     log.info("rolling back inflight metadata table compaction %s at %s", instant_time, rollback.timestamp)
-    RollbackActionExecutor(mdt, rollback, plan, delete_instant=False).execute()
+    RollbackActionExecutor(mdt, rollback, plan, listener=listener, delete_instant=False).execute()
     inflight = Instant(instant_time, COMPACTION, State.INFLIGHT)
     metadata.storage.delete_checked([timeline.state_file_path(inflight)])
 
@@ -373,10 +373,11 @@ def _pending_rollback_of(mdt: HoodieTable, instant_time: str) -> tuple[Instant, 
     return None
 
 
-def complete_pending_compaction(metadata: MetadataTable, instant: Instant) -> Instant:
+def complete_pending_compaction(metadata: MetadataTable, instant: Instant, *,
+                                listener: Listener = QUIET) -> Instant:
     """Finish a pending compaction left by a crash (ours or a Java writer's) under its own instant
     time, never a second one beside it: an inflight one is rolled back to requested first."""
     if instant.state is State.INFLIGHT:
-        roll_back_inflight_compaction(metadata, instant.timestamp)
+        roll_back_inflight_compaction(metadata, instant.timestamp, listener=listener)
     fresh = MetadataTable(metadata.data_storage)
-    return execute_compaction(fresh, instant.timestamp)
+    return execute_compaction(fresh, instant.timestamp, listener=listener)

@@ -264,7 +264,7 @@ def column_stats_delete_record(partition: str, file_name: str, column: str) -> M
 
 
 def bloom_filter_record(partition: str, file_name: str, instant_time: str, bloom_type: str,
-                        bloom_filter: bytes, is_deleted: bool = False) -> MetadataRecord:
+                        bloom_filter: bytes, *, is_deleted: bool = False) -> MetadataRecord:
     """`createBloomFilterMetadataRecord` for one base file (`bloom_type`: e.g. `DYNAMIC_V0`)."""
     if "/" in file_name:
         raise ValueError(f"invalid base file {file_name!r} for a bloom filter record")

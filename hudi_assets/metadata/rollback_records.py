@@ -17,10 +17,11 @@ the failed instant's state files go and `<t>.rollback` is written, under the sam
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from hudi_assets.exceptions import HudiAssetsError
+from hudi_assets.listener import Listener, Step
 from hudi_assets.metadata.clean_records import refuse_unknown_partitions
 from hudi_assets.metadata.payloads import MetadataRecord, partition_files_record
 from hudi_assets.metadata.writer import MetadataTableWriter
@@ -52,10 +53,10 @@ def rollback_records(rollback_metadata: Mapping[str, Any], plan: RollbackPlan) -
 
 
 def update_metadata_table(table: HoodieTable, rollback_time: str, rollback_metadata: Mapping[str, Any],
-                          plan: RollbackPlan, reached: Callable[[str], None]) -> None:
+                          plan: RollbackPlan, listener: Listener) -> None:
     """Steps 1 and 2 of the module docstring; every step can be repeated after a crash (a retried
     deltacommit is rolled back and written again, a pending metadata rollback is resumed)."""
-    writer = MetadataTableWriter(table, reached=lambda step, _count: reached(step))
+    writer = MetadataTableWriter(table, listener)
     failed = plan.instant_time
     _validate_rollback(writer, failed)
     writer.commit(rollback_time, rollback_records(rollback_metadata, plan))
@@ -63,7 +64,7 @@ def update_metadata_table(table: HoodieTable, rollback_time: str, rollback_metad
     on_timeline = any(i.timestamp == failed for i in mdt.reload_timeline().filter_actions({DELTA_COMMIT}))
     if on_timeline or failed in pending_rollbacks(mdt):
         writer.roll_back(failed, f"{rollback_time}{ROLLBACK_SUFFIX}")
-    reached("mdt_rolled_back")
+    listener.reached(Step.MDT_ROLLED_BACK)
 
 
 class MetadataTableSink:
@@ -77,8 +78,8 @@ class MetadataTableSink:
         refuse_unknown_partitions(self.table, action)
 
     def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,
-                 reached: Callable[[str], None]) -> None:
-        update_metadata_table(self.table, rollback_time, record, plan, reached)
+                 listener: Listener) -> None:
+        update_metadata_table(self.table, rollback_time, record, plan, listener)
 
 
 def _validate_rollback(writer: MetadataTableWriter, failed: str) -> None:

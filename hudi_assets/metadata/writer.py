@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.logformat import LogFileName, encode_block
 from hudi_assets.logformat.hfile_block import encode_hfile_data_block
 from hudi_assets.metadata.clean_records import refuse_pending_compaction
@@ -49,13 +50,6 @@ WRITE_TOKEN = ROLLBACK_WRITE_TOKEN
 UPSERT_PREPPED = "UPSERT_PREPPED"
 HFILE = ".hfile"
 
-Reached = Callable[[str, int], None]
-
-
-def _ignore(step: str, count: int) -> None:
-    """No fault injection."""
-
-
 @dataclass
 class _Target:
     """A file group's latest slice, the instant its log files are named after, and its new records."""
@@ -68,18 +62,24 @@ class _Target:
 class MetadataTableWriter:
     """Writes deltacommits to the metadata table of `data_table` (whose lock the caller holds).
 
-    `reached(step, count)` is called after "mdt_requested", each "mdt_block_written" (with the number
-    of blocks written so far) and "mdt_completed", so a test can crash the write there.
+    The listener hears `Step.MDT_REQUESTED`, each `Step.MDT_BLOCK_WRITTEN` (with the number of blocks
+    written so far) and `Step.MDT_COMPLETED`, so a test can crash the write there.
     """
 
-    def __init__(self, data_table: HoodieTable, reached: Reached | None = None):
+    def __init__(self, data_table: HoodieTable, listener: Listener = QUIET,
+                 metadata_table: HoodieTable | None = None):
         self.data_table = data_table
-        self.storage = Storage(f"{data_table.base_path}/{METADATA_FOLDER}", data_table.storage.options)
-        self.reached = reached or _ignore
+        self.listener = listener
+        self._mdt = metadata_table  # opened once, by the run's refusal check or on first use
+        self.storage = (metadata_table.storage if metadata_table is not None else
+                        Storage(f"{data_table.base_path}/{METADATA_FOLDER}", data_table.storage.options))
 
     def open(self) -> HoodieTable:
-        """The metadata table as a MERGE_ON_READ table of its own."""
-        return HoodieTable(self.storage)
+        """The metadata table as a MERGE_ON_READ table of its own, opened once per writer; each use
+        reads its timeline again (`reload_timeline`)."""
+        if self._mdt is None:
+            self._mdt = HoodieTable(self.storage)
+        return self._mdt
 
     def commit(self, instant_time: str, records: Iterable[MetadataRecord]) -> CommitMetadata:
         """Write `records` as deltacommit `instant_time`; returns the completed commit metadata."""
@@ -92,19 +92,19 @@ class MetadataTableWriter:
         by_group = self._route(records)
         requested = Instant(instant_time, DELTA_COMMIT, State.REQUESTED)
         self.storage.create_if_absent(timeline.state_file_path(requested), b"")
-        self.reached("mdt_requested", 0)
+        self.listener.reached(Step.MDT_REQUESTED)
         inflight = requested.with_state(State.INFLIGHT)
         self.storage.create_if_absent(timeline.state_file_path(inflight),
                                       timeline.commit_metadata_serde.serialize(_workload(by_group)))
         stats: dict[str, list[WriteStat]] = defaultdict(list)
         for count, target in enumerate(by_group, 1):
             stats[target.file_slice.partition].append(self._append(instant_time, target))
-            self.reached("mdt_block_written", count)
+            self.listener.reached(Step.MDT_BLOCK_WRITTEN, count)
         metadata = CommitMetadata(dict(stats), False, {"schema": WRITER_SCHEMA}, UPSERT_PREPPED)
         completed = requested.with_state(State.COMPLETED)
         self.storage.create_if_absent(timeline.state_file_path(completed),
                                       timeline.commit_metadata_serde.serialize(metadata))
-        self.reached("mdt_completed", 0)
+        self.listener.reached(Step.MDT_COMPLETED)
         delete_marker_dir(self.storage, instant_time)
         log.info("metadata table deltacommit %s: %d log blocks", instant_time, len(by_group))
         return metadata
@@ -128,7 +128,7 @@ class MetadataTableWriter:
         """Every file group's latest slice of one metadata partition (base files of completed
         compactions only), in file-group order, with the slice's base instant (its base file's, or its
         log files' when it has none yet)."""
-        timeline = self.open().active_timeline
+        timeline = self.open().reload_timeline()
         committed = BlockFilter.of(timeline.commits_timeline(), frozenset()).is_committed
         slices = latest_file_slices(partition, self.storage.list(partition), committed,
                                     timeline.completion_times)

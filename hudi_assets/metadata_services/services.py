@@ -15,20 +15,17 @@ Otherwise `ActiveWriterError` (exit 2), before anything is written.
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import timedelta
 
 from hudi_assets import config_options as opt
 from hudi_assets.archive import HoodieTimelineArchiver
-from hudi_assets.archive.archiver import ArchiveHooks
-from hudi_assets.clean import CleanHooks
+from hudi_assets.clean import Cleaner
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.validation import validate_plans
-from hudi_assets.clean.workflow import pending_cleans, plan_clean, roll_back_failed_writes, run_pending
-from hudi_assets.exceptions import HudiAssetsError, HudiInputError, UnsupportedTableError
+from hudi_assets.engine import Engine
+from hudi_assets.exceptions import HudiInputError, UnsupportedTableError
 from hudi_assets.heartbeat import HeartbeatConfig
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.metadata.compaction import (
     compaction_due,
     complete_pending_compaction,
@@ -42,8 +39,7 @@ from hudi_assets.metadata_services.write_config import metadata_table
 from hudi_assets.rollback.planner import failed_writes
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import PROPERTIES_FILE
-from hudi_assets.timeline.instant import CLEAN, Instant, State
-from hudi_assets.timeline.instant_time import format_instant_time, now_in_zone
+from hudi_assets.timeline.instant_time import Clock, format_instant_time, now_in_zone, wall_clock
 from hudi_assets.transaction import table_lock
 
 log = logging.getLogger(__name__)
@@ -69,9 +65,9 @@ class ServicesResult:
     archived: int = 0
 
 
-def check_no_other_writer(data_table: HoodieTable, no_active_writer: bool, now_ms: int | None = None) -> str:
+def check_no_other_writer(data_table: HoodieTable, no_active_writer: bool, clock: Clock = wall_clock) -> str:
     """Why the services may run here (the lock provider, or the caller's word checked against the
-    timeline); `ActiveWriterError` naming what stands against it otherwise."""
+    timeline as of the clock's now); `ActiveWriterError` naming what stands against it otherwise."""
     provider = data_table.write_config.get(opt.LOCK_PROVIDER)
     if provider:
         return f"under the lock provider {provider}, shared with the writers"
@@ -81,19 +77,19 @@ def check_no_other_writer(data_table: HoodieTable, no_active_writer: bool, now_m
             f"{where}: a writer runs the metadata table's services inline after its commits; run them "
             "here only under the Hudi lock provider the writers share (hoodie.write.lock.provider) or, "
             "with the writers stopped, with --no-active-writer. Nothing was changed")
+    now = clock()
     timeline = data_table.reload_timeline()
     failed = set()
     if data_table.write_config.get(opt.FAILED_WRITES_CLEANER_POLICY) == "LAZY":
         heartbeat = HeartbeatConfig.from_write_config(data_table.write_config)
-        failed = {i.timestamp for i in failed_writes(data_table, heartbeat, now_ms)}
+        failed = {i.timestamp for i in failed_writes(data_table, heartbeat, int(now.timestamp() * 1000))}
     pending = timeline.filter_pending().filter(lambda i: i.timestamp not in failed)
     if pending:
         raise ActiveWriterError(
             f"{where}: --no-active-writer, but data instant(s) {', '.join(pending.timestamps[:5])} are "
             f"pending: roll back or finish them first (`hudi-assets metadata {where} --services` names "
             "them). Nothing was changed")
-    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    an_hour_ago = datetime.fromtimestamp((now_ms - QUIET_PERIOD_MS) / 1000, UTC)
+    an_hour_ago = now - timedelta(milliseconds=QUIET_PERIOD_MS)
     horizon = format_instant_time(now_in_zone(data_table.config.timeline_timezone, an_hour_ago))
     recent = [i.timestamp for i in timeline.commits_timeline().filter_completed()
               if i.timestamp[:17] > horizon]
@@ -105,20 +101,20 @@ def check_no_other_writer(data_table: HoodieTable, no_active_writer: bool, now_m
 
 
 class MetadataServices:
-    """The metadata table services of one data table (table version 6 metadata tables)."""
+    """The metadata table services of one data table (table version 6 metadata tables), built like
+    the other services: `(table, engine, clock, listener)` held for the whole run."""
 
-    def __init__(self, data_table: HoodieTable, reached: Callable[[str, int], None] | None = None,
-                 clean_hooks: CleanHooks | None = None, archive_hooks: ArchiveHooks | None = None):
-        """`reached(step, count)`: the compaction's steps ("compaction_requested" and those of
-        `execute_compaction`); `clean_hooks`, `archive_hooks`: the metadata table's clean and archive
-        (a test crashes a run there)."""
-        self.data_table = data_table
-        self.reached = reached or (lambda step, count: None)
-        self.clean_hooks = clean_hooks
-        self.archive_hooks = archive_hooks
+    def __init__(self, table: HoodieTable, engine: Engine | None = None, clock: Clock = wall_clock,
+                 listener: Listener = QUIET):
+        """`table`: the data table. `listener`: hears the compaction's steps (`Step.COMPACTION_*`)
+        and those of the metadata table's clean and archive (a test crashes a run there)."""
+        self.table = table
+        self.engine = engine
+        self.clock = clock
+        self.listener = listener
 
     def status(self) -> MetadataServicesStatus:
-        return services_status(self.data_table)
+        return services_status(self.table, int(self.clock().timestamp() * 1000))
 
     def run(self, services: tuple[str, ...] = SERVICES, *, dry_run: bool = False,
             no_active_writer: bool = False) -> ServicesResult:
@@ -128,12 +124,12 @@ class MetadataServices:
         result = ServicesResult(dry_run, self.status())
         if dry_run:
             return result
-        check_no_other_writer(self.data_table, no_active_writer)
-        with table_lock(self.data_table, "metadata table services"):
+        check_no_other_writer(self.table, no_active_writer, self.clock)
+        with table_lock(self.table, "metadata table services"):
             if set(services) == set(SERVICES):
                 # Under LAZY, the data table's failed writes go first, as the data table's clean does.
-                data_clean = CleanConfig.from_write_config(self.data_table.write_config)
-                roll_back_failed_writes(self.data_table, data_clean)
+                data_cleaner = Cleaner.for_table(self.table, self.engine, self.clock, self.listener)
+                data_cleaner.roll_back_failed_writes()
             if "compaction" in services:
                 self._finish_pending_compaction(result)
             if "clean" in services:
@@ -146,56 +142,45 @@ class MetadataServices:
         return result
 
     def _refuse_unsupported(self) -> None:
-        mdt = metadata_table(self.data_table)
+        mdt = metadata_table(self.table)
         if mdt.config.table_version != 6:
             raise UnsupportedTableError(f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version "
                                         f"{mdt.config.table_version}; only version 6 is written")
 
     def _finish_pending_compaction(self, result: ServicesResult) -> None:
-        metadata = MetadataTable(self.data_table.storage)
+        metadata = MetadataTable(self.table.storage)
         pending = pending_compaction(metadata)
         if pending is not None:
             log.info("completing the pending metadata table compaction %s", pending.timestamp)
-            complete_pending_compaction(metadata, pending)
+            complete_pending_compaction(metadata, pending, listener=self.listener)
             result.compacted.append(pending.timestamp)
 
     def _compact(self, result: ServicesResult) -> None:
-        metadata = MetadataTable(self.data_table.storage)
-        instant_time = compaction_due(metadata, self.data_table.write_config.get(
-            opt.METADATA_COMPACT_MAX_DELTA_COMMITS))
+        metadata = MetadataTable(self.table.storage)
+        max_delta_commits = self.table.write_config.get(opt.METADATA_COMPACT_MAX_DELTA_COMMITS)
+        instant_time = compaction_due(metadata, max_delta_commits)
         if instant_time is None:
             return
         schedule_compaction(metadata, instant_time)
-        self.reached("compaction_requested", 0)
-        execute_compaction(MetadataTable(self.data_table.storage), instant_time, reached=self.reached)
+        self.listener.reached(Step.COMPACTION_REQUESTED)
+        execute_compaction(MetadataTable(self.table.storage), instant_time, listener=self.listener)
         result.compacted.append(instant_time)
 
     def _archive(self, result: ServicesResult) -> None:
         """`writeClient.archive()` of the metadata table, fenced by the data table."""
-        archiver = HoodieTimelineArchiver.for_table(metadata_table(self.data_table), self.archive_hooks)
-        result.archived = len(archiver.archive_if_required().selection.instants)
+        archiver = HoodieTimelineArchiver.for_table(metadata_table(self.table), self.listener)
+        result.archived = len(archiver.archive().selection.instants)
 
     def _clean(self, result: ServicesResult) -> None:
         """`cleanIfNecessary`: the clean Hudi's writer runs on the metadata table, at the latest
         deltacommit's time + `002`, with the metadata table's own retention; pending cleans first."""
         clean = result.before.clean if not result.compacted else self.status().clean
-        mdt = metadata_table(self.data_table)
-        config = CleanConfig.from_write_config(mdt.write_config)
+        mdt = metadata_table(self.table)
+        cleaner = Cleaner(mdt, CleanConfig.from_write_config(mdt.write_config), self.engine, self.clock,
+                          self.listener)
         with table_lock(mdt, "clean"):
-            if clean.due and not pending_cleans(mdt):
-                self._request_clean(mdt, config, clean.instant)
-            done = run_pending(mdt, config, hooks=self.clean_hooks)
+            if clean.due and not cleaner.pending():
+                cleaner.request(cleaner.plan(), instant_time=clean.instant)
+            done = cleaner.run_pending()
         result.cleaned += [c.instant for c in done.executed]
         result.files_cleaned += done.files_deleted
-
-    @staticmethod
-    def _request_clean(mdt: HoodieTable, config: CleanConfig, instant_time: str) -> None:
-        plan, _ = plan_clean(mdt, config)
-        if plan.total_files == 0:
-            return
-        requested = Instant(instant_time, CLEAN, State.REQUESTED)
-        report = validate_plans(mdt, config, [(instant_time, f"new clean plan {requested.file_name}", plan)])
-        report.raise_if_unsafe(mdt.base_path, requested=False)
-        if not mdt.storage.create_if_absent(mdt.active_timeline.state_file_path(requested), plan.serialize()):
-            raise HudiAssetsError(f"{mdt.storage.uri(mdt.active_timeline.state_file_path(requested))} "
-                                  "already exists")

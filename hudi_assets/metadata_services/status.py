@@ -18,9 +18,9 @@ from typing import Any
 
 from hudi_assets import config_options as opt
 from hudi_assets.archive import HoodieTimelineArchiver
+from hudi_assets.clean import Cleaner
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.clean.trigger import needs_cleaning
-from hudi_assets.clean.workflow import pending_cleans, plan_clean
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired, last_heartbeat_ms
 from hudi_assets.metadata.compaction import compaction_instant_time, pending_compaction
 from hudi_assets.metadata.table import MetadataTable
@@ -155,7 +155,8 @@ def _data_blocker(data_table: HoodieTable, instant: Instant, now_ms: int) -> Blo
 def clean_status(metadata: MetadataTable, mdt: HoodieTable) -> ServiceStatus:
     latest = metadata.timeline.filter_completed().filter_actions({DELTA_COMMIT}).last()
     instant = latest.timestamp + CLEAN_SUFFIX if latest else None
-    pending = pending_cleans(mdt)
+    cleaner = Cleaner(mdt, CleanConfig.from_write_config(mdt.write_config))
+    pending = cleaner.pending()
     if pending:
         return ServiceStatus(True, pending[0].instant.timestamp,
                              detail=f"pending clean {pending[0].instant.timestamp} is completed first")
@@ -166,10 +167,10 @@ def clean_status(metadata: MetadataTable, mdt: HoodieTable) -> ServiceStatus:
             reason = (f"{after} instants completed since the compaction {compaction.timestamp}; the "
                       f"writer cleans after {INSTANTS_BEFORE_CLEAN} (a buffer for readers)")
             return ServiceStatus(False, instant, [Blocker(compaction.timestamp, COMMIT, reason)])
-    config = CleanConfig.from_write_config(mdt.write_config)
+    config = cleaner.config
     if not needs_cleaning(mdt, config):
         return ServiceStatus(False, instant, detail="the clean trigger is not reached")
-    plan, _ = plan_clean(mdt, config)
+    plan = cleaner.plan()
     return ServiceStatus(plan.total_files > 0, instant,
                          detail=f"{plan.total_files} files to delete ({config.policy}, "
                                 f"{config.commits_retained} commits retained)")
@@ -178,7 +179,7 @@ def clean_status(metadata: MetadataTable, mdt: HoodieTable) -> ServiceStatus:
 def archive_status(mdt: HoodieTable) -> ServiceStatus:
     """The metadata table's archive; blocked by the data table's fence when it holds back instants
     the keep range would archive."""
-    selection = HoodieTimelineArchiver.for_table(mdt).select()
+    selection = HoodieTimelineArchiver.for_table(mdt).plan()
     held_back = len(selection.clean_rollback) + len(selection.commits) - len(selection.instants)
     blockers = [Blocker(f.instant, f.name, f.reason) for f in selection.fences
                 if f.instant and f.name == "data table"] if held_back else []

@@ -5,7 +5,8 @@ The metadata table is cleaned by KEEP_LATEST_COMMITS with 20 commits retained
 (`HoodieMetadataConfig.DEFAULT_METADATA_CLEANER_COMMITS_RETAINED`, whatever the data table says), keeps
 one more commit than the data table on archiving (keep.min + 1, keep.max + 1), fences its archive by
 `hoodie.metadata.compact.max.delta.commits` as its compaction trigger, takes the data table's
-failed-writes policy and never lists through a metadata table of its own.
+failed-writes policy and never lists through a metadata table of its own; our clean's delete batch
+is the data table's.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def metadata_write_conf(data: WriteConfig) -> dict[str, str]:
         opt.KEEP_MAX_COMMITS.key: str(data.get(opt.KEEP_MAX_COMMITS) + 1),
         opt.INLINE_COMPACT_NUM_DELTA_COMMITS.key: str(data.get(opt.METADATA_COMPACT_MAX_DELTA_COMMITS)),
         opt.METADATA_ENABLE.key: "false",
+        opt.CLEAN_DELETE_BATCH.key: str(data.get(opt.CLEAN_DELETE_BATCH)),  # how our clean deletes
     }
 
 

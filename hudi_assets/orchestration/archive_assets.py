@@ -32,8 +32,8 @@ def archive_batch(context: dg.AssetExecutionContext, key: str):
         return
     archiver = _archiver(hudi, key)
     before = len(archiver.table.active_timeline)
-    selection = archiver.select()
-    result = None if hudi.dry_run else archiver.archive_if_required(merge=False, selection=selection)
+    selection = archiver.plan()
+    result = None if hudi.dry_run else archiver.archive(merge=False, selection=selection)
     archived = [_state(i) for i in result.selection.state_files] if result else []
     written = [result.archive_file] if result and result.archive_file else []
     entries = {_state(e.instant) for e in archiver.archived.entries(only=written)} if written else set()

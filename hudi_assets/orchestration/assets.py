@@ -16,6 +16,7 @@ from hudi_assets.orchestration.checks import check_result, logged, refused, sett
 from hudi_assets.orchestration.display import bytes_metadata, instant_epoch, instant_metadata, table_value
 from hudi_assets.orchestration.invariants import TIMELINE_SCHEMA, violations
 from hudi_assets.orchestration.metadata_checks import metadata_table_facts
+from hudi_assets.savepoint.metadata import completed_savepoints
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.report import timeline_rows
 
@@ -67,7 +68,19 @@ def timeline_snapshot(context: dg.AssetExecutionContext, key: str):
         "clean_due": status.clean_due,
         "archive_due": status.archive_due,
         **metadata_table_facts(table),
+        "savepoints": table_value(savepoints_frame(table)),
     })
+
+
+SAVEPOINT_COLUMNS = ["instant", "savepointed_by", "savepointed_at", "comments", "files"]
+
+
+def savepoints_frame(table: HoodieTable) -> pd.DataFrame:
+    """The table's completed savepoints as their metadata says (what each keeps alive in bytes needs a
+    clean plan per savepoint: `hudi-assets savepoint list`)."""
+    rows = [[s.instant, s.savepointed_by, pd.Timestamp(s.savepointed_at, unit="ms", tz="UTC").isoformat(),
+             s.comments, s.file_count] for s in completed_savepoints(table.active_timeline)]
+    return pd.DataFrame(rows, columns=SAVEPOINT_COLUMNS).astype({"files": "int64"})
 
 
 def timeline_is_well_formed(context: dg.AssetCheckExecutionContext, key: str) -> dg.AssetCheckResult:

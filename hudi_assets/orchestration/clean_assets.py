@@ -5,7 +5,7 @@ the partitions it is about to plan (`metadata_checks`). The plan is validated in
 `<t>.clean.requested` is written: a requested clean is one Hudi's own writers would go on to execute,
 so an unsafe plan must never reach the timeline.
 clean_result loads nothing from clean_plan: it executes exactly the pending plans the core re-reads
-from the timeline and re-validates (`run_pending`), whoever requested them and whenever.
+from the timeline and re-validates (`Cleaner.run_pending`), whoever requested them and whenever.
 """
 
 from __future__ import annotations
@@ -15,25 +15,14 @@ import time
 import dagster as dg
 import pandas as pd
 
+from hudi_assets.clean.cleaner import Cleaner, CleanResult
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.clean.plan import CleanerPlan
-from hudi_assets.clean.planner import CleanPlanner
 from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.clean.validation import ValidationReport
-from hudi_assets.clean.workflow import (
-    CleanResult,
-    pending_cleans,
-    plan_clean,
-    planned_file_sizes,
-    refuse_unsupported,
-    request_clean,
-    roll_back_failed_writes,
-    run_pending,
-    validate_new_plan,
-    validate_pending,
-)
 from hudi_assets.exceptions import DeleteFailedError
 from hudi_assets.fsview import FileSystemView
+from hudi_assets.listener import Listener
 from hudi_assets.orchestration.assets import timeline_guard
 from hudi_assets.orchestration.checks import check_result, logged, refused, retention_guard
 from hudi_assets.orchestration.display import bytes_metadata, instant_metadata, readable_bytes, table_value
@@ -48,12 +37,11 @@ VIOLATION_COLUMNS = ["plan_file", "path", "problem"]
 TOP_FILES = 20
 
 
-def _plan_frame(table: HoodieTable, plans: list[CleanerPlan], planner: CleanPlanner | None = None
-                ) -> pd.DataFrame:
-    """One row per planned file with its size (the core's `planned_file_sizes`)."""
+def _plan_frame(cleaner: Cleaner, plans: list[CleanerPlan]) -> pd.DataFrame:
+    """One row per planned file with its size (the core's `Cleaner.file_sizes`)."""
     rows = []
     for plan in plans:
-        sizes = planned_file_sizes(table, plan, planner)
+        sizes = cleaner.file_sizes(plan)
         for partition, files in plan.file_paths_to_delete.items():
             for info, size in zip(files, sizes[partition], strict=True):
                 rows.append({"partition": partition, "file": info.file_path.rpartition("/")[2],
@@ -101,31 +89,31 @@ def clean_plan(context: dg.AssetExecutionContext, key: str):
     if not timeline_guard(context, table, key):
         return
     config = CleanConfig.from_write_config(table.write_config)
-    refuse_unsupported(table, config)
+    cleaner = Cleaner(table, config, hudi.engine_for(context.resources.spark))
+    cleaner.refuse_unsupported()
     if not hudi.dry_run:  # under LAZY, failed writes go first: they would pin the ECTR forever
-        roll_back_failed_writes(table, config, hudi.engine_for(context.resources.spark))
-    pending = pending_cleans(table)
+        cleaner.roll_back_failed_writes()
+    pending = cleaner.pending()
     if not (yield from metadata_guard(context, key, table, config, pending)):
         return
     plans = [p for p in pending if p.plan is not None]
-    planner = None
     if plans:
-        report = validate_pending(table, config, pending)
+        report = cleaner.validate(pending)
         plan, instant, source = plans[0].plan, plans[0].instant.timestamp, "pending"
     elif needs_cleaning(table, config):
-        plan, planner = plan_clean(table, config, hudi.engine_for(context.resources.spark), with_sizes=True)
-        report = validate_new_plan(table, config, plan)
+        plan = cleaner.plan(with_sizes=True)
+        report = cleaner.validate_new(plan)
         instant, source = None, "planned"
     else:
         plan, instant, source, report = None, None, "not due", ValidationReport()
-    frame = _plan_frame(table, [plan] if plan else [], planner)
+    frame = _plan_frame(cleaner, [plan] if plan else [])
     check = plan_check(context, table, report)
     yield check
     if not check.passed:
         refused(context, f"{key}: {check.description}")
         return
     if plan and source == "planned" and not hudi.dry_run:
-        instant = request_clean(table, config, plan)
+        instant = cleaner.request(plan)
     ectr = plan.ectr_timestamp if plan else None
     context.log.info(f"{key}: clean {source}{' (dry run)' if hudi.dry_run else ''}: {len(frame)} files, "
                      f"{readable_bytes(int(frame['size_bytes'].sum()))}, earliest commit to retain "
@@ -173,28 +161,36 @@ def _deleted(table: HoodieTable, instants: list[str]) -> set[tuple[str, str]]:
     return removed
 
 
+class _LoggedProgress(Listener):
+    """The deletes' progress in the run's log, every few seconds
+    (hoodie.assets.clean.progress.interval.ms)."""
+
+    def __init__(self, context: dg.AssetExecutionContext):
+        self.context = context
+
+    def progress(self, done: int, total: int) -> None:
+        self.context.log.info(f"deleted {done} of {total} files")
+
+
 def clean_result(context: dg.AssetExecutionContext, key: str):
     """Executes every pending clean as the timeline holds it now, and reports what was deleted."""
     hudi = context.resources.hudi
     if not (yield from retention_guard(context, hudi, key)):
         return
     table = hudi.open(key)
-    config = CleanConfig.from_write_config(table.write_config)
-    plans = [p.plan for p in pending_cleans(table) if p.plan is not None]
+    cleaner = Cleaner(table, CleanConfig.from_write_config(table.write_config),
+                      hudi.engine_for(context.resources.spark), listener=_LoggedProgress(context))
+    plans = [p.plan for p in cleaner.pending() if p.plan is not None]
     view = FileSystemView(table)
-    planned = _plan_frame(table, plans)
+    planned = _plan_frame(cleaner, plans)
     # Later plans may delete what an earlier plan kept: the last plan's ECTR is what must hold after all.
     ectr = plans[-1].ectr_timestamp if plans else None
     must_survive = _must_survive(table, view, ectr) if plans else []
     started = time.monotonic()
     result = CleanResult()
     if plans and not hudi.dry_run:
-
-        def progress(done: int, total: int) -> None:  # every few seconds: executor.PROGRESS_INTERVAL
-            context.log.info(f"deleted {done} of {total} files")
-
         try:
-            run_pending(table, config, hudi.engine_for(context.resources.spark), progress, result=result)
+            cleaner.run_pending(result=result)
         except DeleteFailedError as error:  # the cleans completed; the next clean retries the files
             context.log.warning(str(error))
     frame = pd.DataFrame({"path": must_survive})

@@ -15,8 +15,8 @@ from collections.abc import Collection
 import dagster as dg
 import pandas as pd
 
+from hudi_assets.clean.cleaner import Cleaner, PendingClean
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.workflow import PendingClean, partitions_to_clean
 from hudi_assets.metadata.records import FILES_PARTITION
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata.validate import validate_files
@@ -36,7 +36,7 @@ def has_files_partition(table: HoodieTable) -> bool:
 
 
 def agreement_check(context: dg.OpExecutionContext, table: HoodieTable, name: str,
-                    severity: dg.AssetCheckSeverity, partitions: Collection[str] | None = None,
+                    severity: dg.AssetCheckSeverity, *, partitions: Collection[str] | None = None,
                     exclude: Collection[str] = ()) -> dg.AssetCheckResult:
     """`validate_files` over `partitions` (all when None) but `exclude`, as a check result."""
     if not has_files_partition(table):
@@ -63,8 +63,8 @@ def metadata_guard(context: dg.OpExecutionContext, key: str, table: HoodieTable,
                    pending: list[PendingClean]):
     """Yields the agreement check of the partitions about to be cleaned; returns whether clean_plan may
     plan (when not, nothing is planned or deleted)."""
-    partitions = partitions_to_clean(table, config, pending) if has_files_partition(table) else []
-    result = agreement_check(context, table, AGREES, dg.AssetCheckSeverity.ERROR, partitions)
+    partitions = Cleaner(table, config).partitions_to_clean(pending) if has_files_partition(table) else []
+    result = agreement_check(context, table, AGREES, dg.AssetCheckSeverity.ERROR, partitions=partitions)
     yield result
     return result.passed or refused(context, f"{key}: {result.description}; nothing was planned or deleted")
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hudi_assets.exceptions import DeleteFailedError
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.logformat import (
     BlockType,
     HeaderKey,
@@ -44,21 +45,12 @@ from hudi_assets.table import HoodieTable
 from hudi_assets.table_paths import table_relative
 from hudi_assets.timeline.instant import ROLLBACK, Instant, State
 
+if TYPE_CHECKING:
+    from hudi_assets.transaction import HeldLock
+
 log = logging.getLogger(__name__)
 
 ROLLBACK_WRITE_TOKEN = "1-0-1"  # HoodieLogFormat.UNKNOWN_WRITE_TOKEN: writers without a task
-
-
-class RollbackHooks:
-    """Points of a rollback where a test may inject a fault (a crash). Production passes none; a
-    test subclasses this and overrides `reached`."""
-
-    def reached(self, step: str) -> None:
-        """`step` is "requested" (plan written), "inflight", "request" (after each request is done),
-        on a table with a metadata table "mdt_requested", "mdt_block_written", "mdt_completed" (the
-        rollback's metadata deltacommit) and "mdt_rolled_back" (the failed instant's one undone),
-        "instant_deleted" (the failed instant's state files are gone) or "complete" (`<t>.rollback`
-        written, markers not yet deleted)."""
 
 
 class MetadataSink(Protocol):
@@ -70,7 +62,7 @@ class MetadataSink(Protocol):
         """Refuse, before anything is written, a metadata table `action` could not keep in step."""
 
     def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,
-                 reached: Callable[[str], None]) -> None:
+                 listener: Listener) -> None:
         """Record the rollback `record` of `plan` in the metadata table (`writeTableMetadata`)."""
 
 
@@ -79,15 +71,16 @@ class RollbackActionExecutor:
     with a metadata table needs `metadata`, checked by the caller before anything is written."""
 
     def __init__(self, table: HoodieTable, rollback_instant: Instant, plan: RollbackPlan,
-                 hooks: RollbackHooks | None = None, metadata: MetadataSink | None = None, *,
-                 delete_instant: bool = True):
+                 *, listener: Listener = QUIET, lock: HeldLock | None = None,
+                 metadata: MetadataSink | None = None, delete_instant: bool = True):
         """`delete_instant=False`: the failed instant's state files stay (Hudi's `deleteInstants`
         false: an inflight compaction's rollback keeps its plan, to be executed again)."""
         self.table = table
         self.delete_instant = delete_instant
         self.rollback_instant = rollback_instant
         self.plan = plan
-        self.hooks = hooks or RollbackHooks()
+        self.listener = listener
+        self.lock = lock
         self.metadata = metadata
 
     def execute(self) -> dict:
@@ -99,36 +92,44 @@ class RollbackActionExecutor:
         if self.rollback_instant.is_requested:
             inflight = self.rollback_instant.with_state(State.INFLIGHT)
             storage.create_if_absent(timeline.state_file_path(inflight), b"")
-        self.hooks.reached("inflight")
+        self.listener.reached(Step.ROLLBACK_INFLIGHT)
         # BaseRollbackHelper.generateHeader: the command blocks carry the timeline's last instant.
         last = self.table.reload_timeline().last()
         block_instant = last.timestamp if last else self.rollback_instant.timestamp
         stats: dict[str, PartitionRollbackStat] = {}
+        self._check_lock()
         for request in self.plan.requests:
             for stat in self._perform(request, block_instant):
                 if stat.partition_path in stats:
                     stats[stat.partition_path].merge(stat)
                 else:
                     stats[stat.partition_path] = stat
-            self.hooks.reached("request")
+            self.listener.reached(Step.ROLLBACK_REQUEST)
         self._refuse_undeleted(stats.values())
         taken = int((time.monotonic() - started) * 1000)
         record = rollback_metadata_record(self.rollback_instant.timestamp, taken, self.plan.instant_time,
                                           self.plan.action, list(stats.values()))
         if self.table.config.has_metadata_table:
             self._update_metadata_table(record)
+        self._check_lock()
         if self.delete_instant:
             self._delete_failed_instant()
-        self.hooks.reached("instant_deleted")
+        self.listener.reached(Step.ROLLBACK_INSTANT_DELETED)
         completed = Instant(self.rollback_instant.timestamp, ROLLBACK, State.COMPLETED)
         storage.create_if_absent(self.table.active_timeline.state_file_path(completed),
                                  serialize_rollback_metadata(record))
-        self.hooks.reached("complete")
+        self.listener.reached(Step.ROLLBACK_COMPLETE)
         delete_marker_dir(storage, self.plan.instant_time)
         self.table.reload_timeline()
         log.info("rolled back %s %s at %s: %d files deleted", self.plan.action, self.plan.instant_time,
                  self.rollback_instant.timestamp, record["totalFilesDeleted"])
         return record
+
+    def _check_lock(self) -> None:
+        """Before a step that deletes: the table's lock must still be ours (a metadata table's
+        rollback runs under its data table's lock, checked by the data table's run)."""
+        if self.lock is not None:
+            self.lock.check_held()
 
     def _refuse_undeleted(self, stats: Iterable[PartitionRollbackStat]) -> None:
         """BaseRollbackHelper.deleteFiles throws when a delete fails: the rollback stays inflight and
@@ -146,7 +147,7 @@ class RollbackActionExecutor:
 
     def _update_metadata_table(self, record: dict) -> None:
         """`writeTableMetadata`, in `finishRollback` before the failed instant's state files go."""
-        self.metadata.rollback(self.rollback_instant.timestamp, record, self.plan, self.hooks.reached)
+        self.metadata.rollback(self.rollback_instant.timestamp, record, self.plan, self.listener)
 
     def _delete_failed_instant(self) -> None:
         """deleteInflightAndRequestedInstant: the inflight file first, so a crash leaves a write that

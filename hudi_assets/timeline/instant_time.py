@@ -12,7 +12,7 @@ drags new times past itself, where they would sort wrongly (18 digits) or repeat
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -53,6 +53,14 @@ def parse_instant_time(ts: str) -> datetime | None:
     # ResolverStyle.SMART clamps a day past the month's end to its last day.
     next_month = (base.replace(day=28) + timedelta(days=4)).replace(day=1)
     return base.replace(day=min(day, (next_month - timedelta(days=1)).day))
+
+
+Clock = Callable[[], datetime]  # what a table service asks for the current time
+
+
+def wall_clock() -> datetime:
+    """The services' default clock: the current time (aware, UTC)."""
+    return datetime.now(UTC)
 
 
 def now_in_zone(timezone: str = "LOCAL", now: datetime | None = None) -> datetime:

@@ -146,7 +146,7 @@ class LayoutTwoTimeline(ActiveTimeline):
     commit_metadata_serde: ClassVar[CommitMetadataSerDeV2] = CommitMetadataSerDeV2()
 
     def __init__(self, storage: Storage, state_files: dict[Instant, FileStatus], folder: str,
-                 completion_times: dict[str, str], legacy: frozenset[str] = frozenset(),
+                 completion_times: dict[str, str], *, legacy: frozenset[str] = frozenset(),
                  timezone: str = "LOCAL"):
         super().__init__(storage, state_files, folder)
         self.completion_times = completion_times
@@ -179,7 +179,8 @@ class LayoutTwoTimeline(ActiveTimeline):
                     legacy.add(instant.timestamp)
                     completed = format_epoch_ms(status.mtime_ms, timezone)
                 completion_times[instant.timestamp] = completed
-        return cls(storage, state_files, folder, completion_times, frozenset(legacy), timezone)
+        return cls(storage, state_files, folder, completion_times, legacy=frozenset(legacy),
+                   timezone=timezone)
 
     def state_file_path(self, instant: Instant) -> str:
         """The file of a state present on the timeline; a pending state's name where it is absent

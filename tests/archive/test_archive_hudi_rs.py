@@ -33,7 +33,7 @@ def test_archived_table_reads_the_same(tmp_path, table_type):
     before = _snapshot(storage.base_uri)
     table = HoodieTable(storage)
     config = ArchiveConfig(min_commits=3, max_commits=4, cleaner=CleanConfig(commits_retained=2))
-    result = HoodieTimelineArchiver(table, config).archive_if_required()
+    result = HoodieTimelineArchiver(table, config).archive()
     assert result.records_written > 0
     after_table = HoodieTable(storage)
     archived = ArchivedTimeline.load(after_table).instants()

@@ -34,7 +34,7 @@ def _archivable(root: Path, merge: bool) -> TableBuilder:
     b = TableBuilder(root).archivable()
     if merge:
         config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
-        HoodieTimelineArchiver(b.table(), config).archive_if_required()
+        HoodieTimelineArchiver(b.table(), config).archive()
         for i in range(40, 50):
             b.commit(ts(i))
     return b
@@ -111,10 +111,10 @@ def test_orchestration_style_selection_made_before_another_run_is_redone(tmp_pat
     b = TableBuilder(tmp_path).archivable()
     config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
     slow = HoodieTimelineArchiver(b.table(), config)
-    selection = slow.select()  # shown first, as the archive_batch asset does
+    selection = slow.plan()  # shown first, as the archive_batch asset does
     assert selection
-    HoodieTimelineArchiver(b.table(), config).archive_if_required()  # another run gets in between
-    result = slow.archive_if_required(merge=False, selection=selection)
+    HoodieTimelineArchiver(b.table(), config).archive()  # another run gets in between
+    result = slow.archive(merge=False, selection=selection)
     assert not result.selection and result.archive_file is None
 
 
@@ -123,7 +123,7 @@ def test_archiver_refuses_while_a_clean_holds_the_lock(tmp_path):
     config = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
     with hold_maintenance_lock(b.table(), "clean"):
         with pytest.raises(TableBusyError, match="clean by pid"):
-            HoodieTimelineArchiver(b.table(), config).archive_if_required()
+            HoodieTimelineArchiver(b.table(), config).archive()
         with pytest.raises(TableBusyError):
             merging = ArchiveConfig(merge_enable=True, cleaner=CleanConfig())
             HoodieTimelineArchiver(b.table(), merging).merge_small_files()

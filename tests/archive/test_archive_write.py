@@ -41,7 +41,7 @@ def test_archive_writes_decodes_and_deletes(tmp_path):
     table = b.table()
     originals = {(i.timestamp, i.action, i.state): table.active_timeline.read_details(i)
                  for i in table.active_timeline.raw_instants}
-    result = HoodieTimelineArchiver(table, SMALL).archive_if_required()
+    result = HoodieTimelineArchiver(table, SMALL).archive()
     assert result.records_written == 3 * (35 + 7) and result.markers_removed == 1
     assert not (tmp_path / ".hoodie/.temp" / ts(0)).exists()
     active, archived = _keys(table)
@@ -65,7 +65,7 @@ def test_archive_writes_decodes_and_deletes(tmp_path):
         else:
             assert entry.payload == deserialize_metadata(raw, "HoodieCleanerPlan", "x")
     # a second run has nothing to do and writes no file
-    again = HoodieTimelineArchiver(b.table(), SMALL).archive_if_required()
+    again = HoodieTimelineArchiver(b.table(), SMALL).archive()
     assert again.archive_file is None
     assert len(list((tmp_path / ".hoodie/archived").iterdir())) == 1
 
@@ -94,7 +94,7 @@ def test_entries_decode_with_hudi_schema(tmp_path):
     b.compaction(ts(3) + "5", state=State.COMPLETED)
     b.rollback(ts(300), ts(1))
     table = b.table()
-    HoodieTimelineArchiver(table, SMALL).archive_if_required()
+    HoodieTimelineArchiver(table, SMALL).archive()
     count = 0
     import io
     for block in read_blocks((tmp_path / ".hoodie/archived/.commits_.archive.1_1-0-1").read_bytes()):
@@ -124,7 +124,7 @@ def test_merge_small_archive_files_and_recovery(tmp_path):
     for run in range(4):
         b.commit(ts(2 * run + 1))
         b.commit(ts(2 * run + 2))
-        HoodieTimelineArchiver(b.table(), config).archive_if_required()
+        HoodieTimelineArchiver(b.table(), config).archive()
         seen.append(_archive_files(tmp_path))
     # The third run's file makes three small files: merged into version 4, candidates deleted.
     assert seen == [[".commits_.archive.1_1-0-1"],
@@ -143,12 +143,12 @@ def test_merge_small_archive_files_and_recovery(tmp_path):
     storage.write(f".hoodie/archived/{MERGE_PLAN_FILE}", serialize_metadata("HoodieMergeArchiveFilePlan", {
         "version": 1, "candidate": cands, "mergedArchiveFileName": ".commits_.archive.99_1-0-1"}))
     assert len(ArchivedTimeline.load(table).instants()) == 8  # readers tolerate the half-written file
-    HoodieTimelineArchiver(b.table(), config).archive_if_required()
+    HoodieTimelineArchiver(b.table(), config).archive()
     assert ".commits_.archive.99_1-0-1" not in _archive_files(tmp_path)
     assert not storage.exists(f".hoodie/archived/{MERGE_PLAN_FILE}")
     # unreadable plan -> deleted
     storage.write(f".hoodie/archived/{MERGE_PLAN_FILE}", b"junk")
-    HoodieTimelineArchiver(b.table(), config).archive_if_required()
+    HoodieTimelineArchiver(b.table(), config).archive()
     assert not storage.exists(f".hoodie/archived/{MERGE_PLAN_FILE}")
 
 
@@ -165,15 +165,15 @@ def test_cli_dry_run_and_exit_codes(tmp_path, capsys):
     assert main(["archive", str(tmp_path), *CONF]) == 0  # nothing to do
 
 
-@pytest.mark.parametrize("step", ["before-write", "after-write", "deleting-completed", "merge-plan-written",
-                                  "merge-file-written"])
+@pytest.mark.parametrize("step", ["ARCHIVE_BEFORE_WRITE", "ARCHIVE_AFTER_WRITE", "ARCHIVE_DELETING_COMPLETED",
+                                  "MERGE_PLAN_WRITTEN", "MERGE_FILE_WRITTEN"])
 def test_sigkill_then_next_run_completes(tmp_path, step):
     b = TableBuilder(tmp_path).archivable()
     conf = [*CONF, "--hoodie-conf", "hoodie.archive.merge.enable=true",
             "--hoodie-conf", "hoodie.archive.merge.files.batch.size=2"]
-    if step.startswith("merge"):  # one earlier archive file, so the run after this one merges two
+    if step.startswith("MERGE"):  # one earlier archive file, so the run after this one merges two
         b2 = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3))
-        HoodieTimelineArchiver(b.table(), b2).archive_if_required()
+        HoodieTimelineArchiver(b.table(), b2).archive()
         for i in range(40, 50):
             b.commit(ts(i))
     before_active, before_archived = _keys(b.table())
@@ -204,7 +204,7 @@ def test_five_thousand_commits_archive_to_configured_size(tmp_path):
         (hoodie / f"{t}.commit").write_bytes(body)
     for i in range(200):
         b.clean(f"20240102{i:09d}", "20240101000004990")
-    result = HoodieTimelineArchiver(b.table(), ArchiveConfig(cleaner=CleanConfig())).archive_if_required()
+    result = HoodieTimelineArchiver(b.table(), ArchiveConfig(cleaner=CleanConfig())).archive()
     active = b.table().reload_timeline()
     assert len(active.completed_commits_timeline(False)) == 20
     assert len(active.clean_timeline()) == 20
@@ -261,7 +261,7 @@ def test_completed_files_are_deleted_in_the_selections_order(tmp_path, monkeypat
         return delete_many(paths)
 
     monkeypatch.setattr(table.storage, "delete_many", recording)
-    HoodieTimelineArchiver(table, SMALL).archive_if_required()
+    HoodieTimelineArchiver(table, SMALL).archive()
     completed = [n for n in deleted if not n.endswith((".requested", ".inflight"))]
     assert deleted[len(deleted) - len(completed):] == completed  # every pending file first
     assert completed == ([f"{ts(200 + i)}.rollback" for i in range(4)]
@@ -314,7 +314,7 @@ def test_merge_stops_on_a_corrupt_block_and_keeps_every_source(tmp_path, capsys)
     for run in range(2):
         b.commit(ts(2 * run + 1))
         b.commit(ts(2 * run + 2))
-        HoodieTimelineArchiver(b.table(), config).archive_if_required()
+        HoodieTimelineArchiver(b.table(), config).archive()
     archived = tmp_path / ".hoodie/archived"
     first = archived / ".commits_.archive.1_1-0-1"
     torn_at = first.stat().st_size
@@ -322,7 +322,7 @@ def test_merge_stops_on_a_corrupt_block_and_keeps_every_source(tmp_path, capsys)
     b.commit(ts(5))
     b.commit(ts(6))
     with pytest.raises(ArchiveMergeError) as raised:
-        HoodieTimelineArchiver(b.table(), config).archive_if_required()
+        HoodieTimelineArchiver(b.table(), config).archive()
     third = b.table().storage.uri(".hoodie/archived/.commits_.archive.3_1-0-1")
     assert str(raised.value) == (
         f"archived 2 instants to {third}, deleted 6 state files; merging stopped: "
@@ -348,11 +348,11 @@ def test_entries_encoded_one_by_one_make_the_file_encoded_whole(tmp_path):
     table = TableBuilder(tmp_path).archivable().table()
     (tmp_path / ".hoodie" / f"{ts(3)}.commit").write_bytes(b"\x00garbage")
     archiver = HoodieTimelineArchiver(table, replace(SMALL, fail_on_timeline_archiving=False))
-    selection = archiver.select()
+    selection = archiver.plan()
     timeline = table.active_timeline
     here = [to_archived_entry(timeline, i) for i in selection.state_files if i.file_name != f"{ts(3)}.commit"]
     expected = encode_archive_file(here, java_schema_json("HoodieArchivedMetaEntry"), SMALL.archival_batch)
-    result = archiver.archive_if_required(selection=selection)
+    result = archiver.archive(selection=selection)
     assert result.skipped == [f"{ts(3)}.commit"] and result.records_written == len(here) == 125
     assert (tmp_path / ".hoodie/archived/.commits_.archive.1_1-0-1").read_bytes() == expected
 
@@ -403,7 +403,7 @@ def test_compaction_plan_copies_in_aux_go_with_their_archived_instants(tmp_path)
     for folder in ("hudi-assets/discarded", ".bootstrap"):
         (aux / folder).mkdir(parents=True)
         (aux / folder / f"{ts(1)}.clean.requested").write_bytes(b"copy")
-    result = HoodieTimelineArchiver(b.table(), SMALL).archive_if_required()
+    result = HoodieTimelineArchiver(b.table(), SMALL).archive()
     assert result.aux_removed == len(archived_copies)
     left = sorted(str(p.relative_to(aux)) for p in aux.rglob("*") if p.is_file())
     assert left == sorted([*kept, f"hudi-assets/discarded/{ts(1)}.clean.requested",

@@ -11,7 +11,7 @@ import pytest
 from hudi import HudiReadOptions, HudiTable
 
 from hudi_assets.avro import deserialize_metadata
-from hudi_assets.clean import CleanConfig, clean_table
+from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.clean.plan import CleanerPlan
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo import generate_table
@@ -95,7 +95,7 @@ def test_clean_demo_table(tmp_path, table_type, policy):
     before = {t: _read(reader, t) for t in demo.completed_commits}
     latest = _read(reader)
 
-    result = clean_table(table, config, now=now)
+    result = Cleaner(table, config, clock=lambda: now).clean()
 
     assert result.scheduled and list(result.completed) == [result.scheduled]
     plan = result.plan
@@ -135,5 +135,5 @@ def test_clean_demo_table(tmp_path, table_type, policy):
     expected = {"savepointed_timestamps": demo.savepoint} if demo.savepoint else {}
     assert meta["extraMetadata"] == plan.extra_metadata == expected
     # A second run right away has nothing to do.
-    again = clean_table(HoodieTable(demo.base_path), config, now=now)
+    again = Cleaner(HoodieTable(demo.base_path), config, clock=lambda: now).clean()
     assert again.completed == {}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support.builders import TableBuilder, base_file, log_file
 
-from hudi_assets.clean import CleanConfig, clean_table
+from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
 from hudi_assets.metadata import MetadataTable
@@ -19,10 +19,11 @@ from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.metadata.keys import bloom_filter_key
 from hudi_assets.metadata.payloads import ColumnRange, bloom_filter_record, column_stats_record, wrap
 from hudi_assets.metadata.rollback_records import MetadataTableSink
-from hudi_assets.rollback import rollback_failed_writes
+from hudi_assets.rollback import Rollbacker
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import write_table_config
 from hudi_assets.timeline.instant import State
+from hudi_assets.transaction import table_lock
 
 COMMITS = [f"2024010100000{n}000" for n in range(1, 6)]
 PARTITIONS = ("p1", "p2")
@@ -83,7 +84,7 @@ def _assert_in_step(root: Path, capsys) -> None:
 def test_clean_records_its_deletes_in_the_metadata_table(tmp_path, capsys, table_type):
     _with_mdt(tmp_path, table_type)
     before = _on_storage(tmp_path)
-    result = clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path))))
+    result = Cleaner(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path)))).clean()
     (executed,) = result.executed
     assert executed.files_deleted > 0
     assert _on_storage(tmp_path) != before
@@ -92,7 +93,7 @@ def test_clean_records_its_deletes_in_the_metadata_table(tmp_path, capsys, table
         f"{executed.instant}.*"))
     assert mdt_timeline == [f"{executed.instant}.deltacommit", f"{executed.instant}.deltacommit.inflight",
                             f"{executed.instant}.deltacommit.requested"]
-    again = clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path))))
+    again = Cleaner(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path)))).clean()
     assert again.scheduled is None and again.executed == []
     _assert_in_step(tmp_path, capsys)
 
@@ -101,7 +102,7 @@ def test_clean_records_its_deletes_in_the_metadata_table(tmp_path, capsys, table
 def test_index_records_of_deleted_base_files_are_deleted(tmp_path, capsys, table_type):
     _with_mdt(tmp_path, table_type, ("column_stats", "bloom_filters"))
     files = _base_files(tmp_path)
-    clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path))))
+    Cleaner(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path)))).clean()
     _assert_in_step(tmp_path, capsys)
     deleted = [f for f in files if f not in _base_files(tmp_path)]
     kept = _base_files(tmp_path)
@@ -142,7 +143,7 @@ def test_configured_column_list_decides_the_column_stats_deletes(tmp_path, capsy
     _with_mdt(tmp_path, "COPY_ON_WRITE", ("column_stats",))
     files = _base_files(tmp_path)
     table = HoodieTable(str(tmp_path), hoodie_conf={"hoodie.metadata.index.column.stats.column.list": "ts"})
-    clean_table(table, _config(table))
+    Cleaner(table, _config(table)).clean()
     deleted = [f for f in files if f not in _base_files(tmp_path)]
     assert indexed_columns(MetadataTable(str(tmp_path)), deleted) == {f: ["id"] for f in deleted}
 
@@ -163,17 +164,18 @@ def test_lazy_rollback_after_a_clean_keeps_the_metadata_table_in_step(tmp_path, 
     b = _with_mdt(tmp_path, "COPY_ON_WRITE")
     table = HoodieTable(str(tmp_path))
     config = _config(table, **{"hoodie.cleaner.policy.failed.writes": "LAZY"})
-    assert clean_table(table, config).files_deleted > 0
+    assert Cleaner(table, config).clean().files_deleted > 0
     _assert_in_step(tmp_path, capsys)
     b.commit("20240101000009000", state=State.INFLIGHT)
     table = HoodieTable(str(tmp_path))
-    [done] = rollback_failed_writes(table, now_ms=2**62, metadata=MetadataTableSink(table))
+    with table_lock(table, "rollback") as lock:  # no heartbeat: the write counts as failed
+        [done] = Rollbacker(table, metadata=MetadataTableSink(table)).rollback_failed_writes(lock)
     assert done.instant_time == "20240101000009000"
     _assert_in_step(tmp_path, capsys)
 
 
-STEPS = ["partitions", "mdt_requested", "mdt_block_written", "mdt_block_written:2", "mdt_completed",
-         "complete"]
+STEPS = ["CLEAN_PARTITIONS", "MDT_REQUESTED", "MDT_BLOCK_WRITTEN", "MDT_BLOCK_WRITTEN:2", "MDT_COMPLETED",
+         "CLEAN_COMPLETE"]
 
 
 @pytest.mark.parametrize("step", STEPS)
@@ -198,8 +200,8 @@ def test_kill_9_around_the_metadata_deltacommit_then_rerun_finishes(tmp_path, ca
     deleted = [f for f in files if f not in _base_files(tmp_path)]
     assert deleted and indexed_columns(MetadataTable(str(tmp_path)), deleted) == {}
     rollbacks = list((tmp_path / ".hoodie/metadata/.hoodie").glob("*.rollback"))
-    assert len(rollbacks) == (0 if step == "partitions" else 1)
-    again = clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path))))
+    assert len(rollbacks) == (0 if step == "CLEAN_PARTITIONS" else 1)
+    again = Cleaner(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path)))).clean()
     assert again.executed == [] and again.scheduled is None
 
 
@@ -224,11 +226,11 @@ def test_demo_table_reads_the_same_after_cleans_kept_in_step(tmp_path, capsys, t
     before = rows()
     conf = {"hoodie.cleaner.policy": policy, "hoodie.cleaner.fileversions.retained": "1"}
     table = HoodieTable(str(tmp_path))
-    assert clean_table(table, _config(table, **conf)).files_deleted > 0
+    assert Cleaner(table, _config(table, **conf)).clean().files_deleted > 0
     assert rows() == before
     assert main(["metadata", str(tmp_path), "--validate"]) == 0, capsys.readouterr()
     capsys.readouterr()
-    again = clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path)), **conf))
+    again = Cleaner(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path)), **conf)).clean()
     assert again.executed == [] and again.scheduled is None
 
 
@@ -237,7 +239,7 @@ def test_non_partitioned_table_is_kept_in_step(tmp_path, capsys):
     for t in COMMITS:
         b.commit(t, {"": [base_file("a", t)]})
     initialize_from_filesystem(b.table())
-    assert clean_table(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path)))).files_deleted == 2
+    assert Cleaner(HoodieTable(str(tmp_path)), _config(HoodieTable(str(tmp_path)))).clean().files_deleted == 2
     assert main(["metadata", str(tmp_path), "--validate"]) == 0, capsys.readouterr()
     listing = MetadataTable(str(tmp_path)).files_listing.partitions
     assert set(listing[""]) == {base_file("a", t) for t in COMMITS[2:]}

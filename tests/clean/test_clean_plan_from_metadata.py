@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from support.builders import TableBuilder, base_file, log_file
 
-from hudi_assets.clean import CleanConfig, clean_table
+from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.clean.plan import CleanerPlan
-from hudi_assets.clean.workflow import plan_clean
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
 from hudi_assets.engine import LocalEngine, SparkEngine
@@ -69,9 +68,13 @@ def _decisions(plan: CleanerPlan) -> tuple:
 def _plans(root: Path, conf: dict[str, str]) -> tuple[tuple, tuple]:
     """The plan's decisions from the metadata table and from a storage listing."""
     table = HoodieTable(str(root))
-    from_mdt, planner = plan_clean(table, _config(table, conf))
+    cleaner = Cleaner(table, _config(table, conf))
+    from_mdt = cleaner.plan()
+    planner = cleaner.planner
     assert planner.metadata is not None
-    from_storage, planner = plan_clean(table, _config(table, {**conf, "hoodie.metadata.enable": "false"}))
+    cleaner = Cleaner(table, _config(table, {**conf, "hoodie.metadata.enable": "false"}))
+    from_storage = cleaner.plan()
+    planner = cleaner.planner
     assert planner.metadata is None
     assert from_mdt.total_files > 0
     return _decisions(from_mdt), _decisions(from_storage)
@@ -85,7 +88,7 @@ def test_plans_from_the_metadata_table_equal_plans_from_listing(tmp_path, table_
     assert from_mdt == from_storage
     # A clean (recorded in the metadata table), more writes, and the next (incremental) plan.
     table = HoodieTable(str(tmp_path))
-    assert clean_table(table, _config(table, POLICIES[policy])).files_deleted > 0
+    assert Cleaner(table, _config(table, POLICIES[policy])).clean().files_deleted > 0
     _write(b, table_type, COMMITS[5:], base, metadata=True)
     from_mdt, from_storage = _plans(tmp_path, POLICIES[policy])
     assert from_mdt == from_storage
@@ -97,8 +100,8 @@ def test_the_plan_reads_the_metadata_table_not_storage(tmp_path):
     gone.unlink()  # the metadata table still lists it
     table = HoodieTable(str(tmp_path))
     conf = POLICIES["commits"]
-    from_mdt, _ = plan_clean(table, _config(table, conf))
-    from_storage, _ = plan_clean(table, _config(table, {**conf, "hoodie.metadata.enable": "false"}))
+    from_mdt = Cleaner(table, _config(table, conf)).plan()
+    from_storage = Cleaner(table, _config(table, {**conf, "hoodie.metadata.enable": "false"})).plan()
     assert any(f.file_path.endswith(f"/p2/{gone.name}") for f in from_mdt.file_paths_to_delete["p2"])
     assert not any(f.file_path.endswith(gone.name) for f in from_storage.file_paths_to_delete["p2"])
 
@@ -141,12 +144,14 @@ def test_a_replaced_partition_is_deleted_unless_storage_holds_files_in_flight(tm
     if in_flight:
         b.commit("20240101000010000", {"p3": [base_file("cp3", "20240101000010000")]}, state=State.INFLIGHT)
     table = HoodieTable(str(tmp_path))
-    from_mdt, planner = plan_clean(table, _config(table, POLICIES["commits"]))
+    cleaner = Cleaner(table, _config(table, POLICIES["commits"]))
+    from_mdt = cleaner.plan()
+    planner = cleaner.planner
     assert planner.metadata is not None
     assert len(from_mdt.file_paths_to_delete["p3"]) == 5  # every slice of the replaced group
     assert from_mdt.partitions_to_delete == ([] if in_flight else ["p3"])
     listing = {**POLICIES["commits"], "hoodie.metadata.enable": "false"}
-    from_storage, _ = plan_clean(table, _config(table, listing))
+    from_storage = Cleaner(table, _config(table, listing)).plan()
     assert _decisions(from_mdt) == _decisions(from_storage)
 
 
@@ -158,9 +163,11 @@ def test_spark_tasks_plan_from_the_metadata_table_like_local(tmp_path):
     config = _config(table, POLICIES["commits"])
     engine = SparkEngine(master="local[2]")
     try:
-        on_spark, planner = plan_clean(table, config, engine, with_sizes=True)
+        cleaner = Cleaner(table, config, engine)
+        on_spark = cleaner.plan(with_sizes=True)
+        planner = cleaner.planner
     finally:
         engine.session.stop()
-    local, _ = plan_clean(table, config, LocalEngine())
+    local = Cleaner(table, config, LocalEngine()).plan()
     assert planner.metadata is not None and _decisions(on_spark) == _decisions(local)
     assert planner.file_sizes and all(size == 1 for sizes in planner.file_sizes.values() for size in sizes)

@@ -9,10 +9,9 @@ from datetime import UTC, datetime
 import pytest
 from support.builders import base_file, log_file, ts
 
-from hudi_assets.clean import CleanConfig, CleanPlanner, clean_table, schedule_clean
+from hudi_assets.clean import CleanConfig, Cleaner, CleanPlanner
 from hudi_assets.clean.plan import CleanFileInfo
 from hudi_assets.clean.planner import PartitionDecision
-from hudi_assets.clean.workflow import request_clean
 from hudi_assets.config import WriteConfig
 from hudi_assets.exceptions import UnsafePlanError
 from hudi_assets.fsview import FileSystemView
@@ -242,7 +241,9 @@ def test_empty_last_clean_forces_full_and_is_deleted(builder):
     names = _cow_versions(b, 5)
     b.clean(ts(5), ts(3), empty=True)
     table = b.table()
-    plan, instant = schedule_clean(table, _config({"hoodie.cleaner.commits.retained": "2"}))
+    cleaner = Cleaner(table, _config({"hoodie.cleaner.commits.retained": "2"}))
+    plan = cleaner.plan()
+    instant = cleaner.request(plan)
     assert _files(plan) == set(names[:2])
     assert not table.storage.exists(f".hoodie/{ts(5)}.clean")
     assert table.storage.exists(f".hoodie/{ts(5)}.clean.requested")
@@ -267,7 +268,7 @@ def test_plan_with_no_file_writes_no_instant(builder):
     b = builder()
     _cow_versions(b, 2)
     table = b.table()
-    result = clean_table(table, _config({"hoodie.cleaner.commits.retained": "1"}))
+    result = Cleaner(table, _config({"hoodie.cleaner.commits.retained": "1"})).clean()
     assert result.completed == {} and result.scheduled is None
     assert not [s for s in table.storage.list(".hoodie") if "clean" in s.name]
 
@@ -340,7 +341,9 @@ def test_plan_file_holds_maps_and_lists_in_hudis_order(builder):
         b.commit(ts(i), {"q": [base_file("q", ts(i))]})
     table = b.table()
     conf = {"hoodie.cleaner.commits.retained": "2", "hoodie.cleaner.parallelism": "2"}
-    _, instant = schedule_clean(table, _config(conf))
+    cleaner = Cleaner(table, _config(conf))
+    plan = cleaner.plan()
+    instant = cleaner.request(plan)
     record = deserialize_metadata(table.storage.read(f".hoodie/{instant}.clean.requested"),
                                   "HoodieCleanerPlan", "plan")
     assert list(record["filePathsToBeDeletedPerPartition"]) == [
@@ -393,8 +396,8 @@ def test_empty_last_clean_and_the_pending_clean_it_becomes_go_in_one_run(builder
         b.commit(ts(n), {P: [base_file(f"f{n}", ts(n))]})  # new file groups only: nothing to plan
     for name in (f"{ts(4)}.clean.requested", f"{ts(4)}.clean.inflight", f"{ts(4)}.clean"):
         b.state_file(name)
-    caplog.set_level(logging.WARNING, "hudi_assets.clean.workflow")
-    result = clean_table(b.table(), _config({"hoodie.cleaner.commits.retained": "1"}))
+    caplog.set_level(logging.WARNING, "hudi_assets.clean.cleaner")
+    result = Cleaner(b.table(), _config({"hoodie.cleaner.commits.retained": "1"})).clean()
     assert result.scheduled is None and result.executed == []
     hoodie = b.root / ".hoodie"
     assert [p.name for p in hoodie.glob(f"{ts(4)}.clean*")] == [f"{ts(4)}.clean.requested"]
@@ -411,11 +414,11 @@ def test_refused_new_plan_leaves_the_empty_last_clean_in_place(builder):
     b.clean(ts(5), ts(3), empty=True)
     table = b.table()
     config = _config({"hoodie.cleaner.commits.retained": "2"})
-    planner = CleanPlanner(table, config)
-    plan = planner.plan()
+    cleaner = Cleaner(table, config)
+    plan = cleaner.plan()
     plan.file_paths_to_delete[P].append(CleanFileInfo(table.storage.uri(f"{P}/{names[-1]}")))  # latest
     with pytest.raises(UnsafePlanError):
-        request_clean(table, config, plan, empty_last_clean=planner.empty_last_clean)
+        cleaner.request(plan)
     assert table.storage.exists(f".hoodie/{ts(5)}.clean")
-    assert request_clean(table, config, planner.plan(), empty_last_clean=planner.empty_last_clean)
+    assert cleaner.request(cleaner.plan())
     assert not table.storage.exists(f".hoodie/{ts(5)}.clean")

@@ -12,7 +12,7 @@ from hudi import HudiTable
 from support.builders import pending_clean
 
 from hudi_assets.avro import deserialize_metadata, serialize_metadata
-from hudi_assets.clean import CleanConfig, CleanPlanner, clean_table, run_pending, schedule_clean
+from hudi_assets.clean import CleanConfig, Cleaner, CleanPlanner
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo import generate_table
@@ -63,7 +63,7 @@ def test_spark_engine_plans_and_cleans_like_local(tmp_path):
         rel = lambda plan, t: {t.storage.relativize(f.file_path)  # noqa: E731
                                for fs in plan.file_paths_to_delete.values() for f in fs}
         assert rel(spark_plan, b) == rel(local_plan, a) and spark_plan.total_files > 0
-        result = clean_table(b, config, engine)
+        result = Cleaner(b, config, engine).clean()
         assert result.files_deleted == spark_plan.total_files
     finally:
         engine.session.stop()
@@ -134,7 +134,7 @@ def test_refuses_a_listed_metadata_table_that_is_missing(tmp_path, capsys):
     assert ".hoodie/metadata/.hoodie/hoodie.properties is missing" in err
     assert sorted(p.relative_to(path) for p in path.rglob("*")) == listing
     with pytest.raises(UnsupportedTableError):
-        clean_table(HoodieTable(str(path)), _config(HoodieTable(str(path))))
+        Cleaner(HoodieTable(str(path)), _config(HoodieTable(str(path)))).clean()
 
 
 def test_stops_when_a_later_commit_references_a_planned_file(tmp_path):
@@ -152,7 +152,7 @@ def test_stops_when_a_later_commit_references_a_planned_file(tmp_path):
     table.storage.write(f".hoodie/{t}.commit", meta.to_json())
     files = sorted(p.relative_to(path) for p in path.rglob("*") if ".hoodie" not in p.parts)
     with pytest.raises(CleanAbortedError, match="references"):
-        run_pending(table, config)
+        Cleaner(table, config).run_pending()
     assert sorted(p.relative_to(path) for p in path.rglob("*") if ".hoodie" not in p.parts) == files
     assert not list((path / ".hoodie").glob("*.clean.inflight"))
 
@@ -182,10 +182,12 @@ def test_pending_cleans_finished_in_order_and_empty_state_file_removed(tmp_path)
     config = _config(table, **{"hoodie.cleaner.commits.retained": "3"})
     empty = pending_clean(table, None)
     table.reload_timeline()
-    plan, scheduled = schedule_clean(table, _config(table, **{"hoodie.clean.allow.multiple": "true",
-                                                              "hoodie.cleaner.commits.retained": "3"}))
+    cleaner = Cleaner(table, _config(table, **{"hoodie.clean.allow.multiple": "true",
+                                                "hoodie.cleaner.commits.retained": "3"}))
+    plan = cleaner.plan()
+    scheduled = cleaner.request(plan)
     assert scheduled > empty.timestamp
-    result = clean_table(table, config)
+    result = Cleaner(table, config).clean()
     assert result.scheduled is None  # allow.multiple=false: a clean was pending, none scheduled
     assert list(result.completed) == [scheduled]
     assert not table.storage.exists(f".hoodie/{empty.file_name}")
@@ -193,10 +195,11 @@ def test_pending_cleans_finished_in_order_and_empty_state_file_removed(tmp_path)
 
 
 # ------------------------------------------------------------------------------------ crashes
-@pytest.mark.parametrize("point", ["inflight", "deletes:1", "deletes:5", "partitions", "complete"])
+@pytest.mark.parametrize("point", ["CLEAN_INFLIGHT", "CLEAN_DELETES:1", "CLEAN_DELETES:5", "CLEAN_PARTITIONS",
+                                   "CLEAN_COMPLETE"])
 def test_kill_9_then_rerun_finishes(tmp_path, point):
     path = tmp_path / "t"
-    demo = _demo(path, "MERGE_ON_READ" if point == "deletes:5" else "COPY_ON_WRITE")
+    demo = _demo(path, "MERGE_ON_READ" if point == "CLEAN_DELETES:5" else "COPY_ON_WRITE")
     rows = _rows(path)
     reader = HudiTable(str(path))
     commits = demo.completed_commits

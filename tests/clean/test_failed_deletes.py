@@ -8,7 +8,7 @@ import subprocess
 
 from support.builders import base_file, ts
 
-from hudi_assets.clean import CleanConfig, schedule_clean
+from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
 from hudi_assets.timeline.instant import Instant, State
@@ -98,7 +98,9 @@ def test_a_planned_file_already_gone_counts_as_deleted(builder):
     table = b.table()
     config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None,
                                                             {"hoodie.cleaner.commits.retained": "1"}))
-    plan, _ = schedule_clean(table, config)
+    cleaner = Cleaner(table, config)
+    plan = cleaner.plan()
+    cleaner.request(plan)
     gone = base_file("f1", times[0])
     (b.root / P / gone).unlink()  # a killed run deleted it before the clean completed
     assert main(args) == 0

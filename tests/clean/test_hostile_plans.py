@@ -17,7 +17,7 @@ from support.builders import base_file, pending_clean, ts
 from support.failed_tables import read_rows
 
 from hudi_assets.avro import serialize_metadata
-from hudi_assets.clean import CleanConfig, CleanPlanner, validate_pending
+from hudi_assets.clean import CleanConfig, Cleaner, CleanPlanner
 from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
@@ -237,7 +237,7 @@ def test_hostile_plan_is_refused_whole_and_nothing_is_deleted(tmp_path, capsys, 
     assert _listing(tmp_path) == before
     assert read_rows(str(base)) == latest and read_rows(str(base), demo.savepoint) == as_of_savepoint
     # The library (and so the Dagster check) gives the same first verdict.
-    report = validate_pending(HoodieTable(str(base)), config)
+    report = Cleaner(HoodieTable(str(base)), config).validate()
     first = report.violations[0]
     assert first.plan_file in err and first.path in err and first.problem in err
 
@@ -251,7 +251,7 @@ def test_legitimate_plan_of_the_same_table_passes_and_runs(tmp_path):
     config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None, RETAIN))
     plan = CleanPlanner(table, config).plan()
     t = pending_clean(table, plan).timestamp
-    report = validate_pending(HoodieTable(str(base)), config)
+    report = Cleaner(HoodieTable(str(base)), config).validate()
     assert report.safe and sum(len(v) for v in report.plans[0].files.values()) == plan.total_files
     latest, as_of_savepoint = read_rows(str(base)), read_rows(str(base), demo.savepoint)
     args = ["clean", str(base), "--engine", "local"] + [f"--hoodie-conf={k}={v}" for k, v in RETAIN.items()]
@@ -286,7 +286,7 @@ def test_discard_pending_keeps_a_copy_and_unblocks_cleaning(tmp_path, capsys):
 def test_non_partitioned_table_emptied_by_a_replacecommit_completes(builder):
     """The plan marks "" for deletion; Hudi skips partition deletion on non-partitioned tables and
     completes the clean, and so do we (before, the clean stayed pending forever)."""
-    from hudi_assets.clean import clean_table
+    from hudi_assets.clean import Cleaner
 
     b = builder(partitioned=False)
     t1, t2, t3 = ts(1), ts(2), ts(3)
@@ -295,7 +295,7 @@ def test_non_partitioned_table_emptied_by_a_replacecommit_completes(builder):
     b.commit(t3, {})
     table = b.table()
     retain_one = {"hoodie.cleaner.commits.retained": "1"}
-    result = clean_table(table, CleanConfig.from_write_config(WriteConfig.load({}, None, retain_one)))
+    result = Cleaner(table, CleanConfig.from_write_config(WriteConfig.load({}, None, retain_one))).clean()
     assert result.plan.partitions_to_delete == [""] and result.files_deleted == 1
     assert list(result.completed) == [result.scheduled]
     assert table.storage.exists(".hoodie_partition_metadata") and table.storage.exists(".hoodie")

@@ -13,7 +13,7 @@ from support.builders import pending_clean
 from support.failed_tables import read_rows
 
 from hudi_assets.clean import CleanConfig, CleanPlanner
-from hudi_assets.clean.workflow import request_clean
+from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo import generate_table
@@ -102,6 +102,6 @@ def test_a_new_plan_refused_before_it_is_written_names_nothing_to_discard(tmp_pa
     plan.partitions_to_delete.append(".hoodie")
     before = _listing(tmp_path)
     with pytest.raises(UnsafePlanError) as refused:
-        request_clean(table, config, plan)
+        Cleaner(table, config).request(plan)
     assert "under .hoodie" in str(refused.value) and "--discard-pending" not in str(refused.value)
     assert _listing(tmp_path) == before

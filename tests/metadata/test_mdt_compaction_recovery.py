@@ -10,6 +10,7 @@ import pytest
 from hudi_assets.avro import deserialize_metadata
 from hudi_assets.cli import main
 from hudi_assets.demo import generate_table
+from hudi_assets.listener import Listener, Step
 from hudi_assets.metadata import MetadataTable
 from hudi_assets.metadata.compaction import (
     compaction_due,
@@ -39,11 +40,13 @@ def _merged(metadata: MetadataTable) -> dict[str, dict[str, dict]]:
             for p in metadata.partitions}
 
 
-def _crash_after(step: str, count: int):
-    def reached(at: str, n: int) -> None:
-        if at == step and n >= count:
-            raise Crash(at)
-    return reached
+class CrashAfter(Listener):
+    def __init__(self, step: Step, count: int):
+        self.step, self.count = step, count
+
+    def reached(self, step: Step, count: int = 0) -> None:
+        if step is self.step and count >= self.count:
+            raise Crash(step.name)
 
 
 def test_an_inflight_compaction_is_rolled_back_to_requested_and_executed_again(mdt_demo):
@@ -53,7 +56,7 @@ def test_an_inflight_compaction_is_rolled_back_to_requested_and_executed_again(m
     schedule_compaction(before, instant_time)
     with pytest.raises(Crash):
         execute_compaction(MetadataTable(str(mdt_demo)), instant_time,
-                           reached=_crash_after("compaction_base_file_written", 1))
+                           listener=CrashAfter(Step.COMPACTION_BASE_FILE_WRITTEN, 1))
     half = MetadataTable(str(mdt_demo))
     pending = pending_compaction(half)
     assert pending is not None and pending.timestamp == instant_time and pending.state.name == "INFLIGHT"

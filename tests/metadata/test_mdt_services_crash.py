@@ -20,9 +20,9 @@ from hudi_assets.metadata import MetadataTable
 from hudi_assets.storage import Storage
 
 CONF = ["hoodie.metadata.compact.max.delta.commits=3"]
-STEPS = ["clean:deletes@3", "clean:complete", "compaction_requested", "compaction_inflight",
-         "compaction_base_file_written@2", "compaction_completed", "archive:before-write",
-         "archive:before-delete", "archive:deleting-completed"]
+STEPS = ["CLEAN_DELETES:3", "CLEAN_COMPLETE", "COMPACTION_REQUESTED", "COMPACTION_INFLIGHT",
+         "COMPACTION_BASE_FILE_WRITTEN:2", "COMPACTION_COMPLETED", "ARCHIVE_BEFORE_WRITE",
+         "ARCHIVE_BEFORE_DELETE", "ARCHIVE_DELETING_COMPLETED"]
 
 
 @pytest.fixture(scope="module")

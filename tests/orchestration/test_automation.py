@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import dagster as dg
 import pytest
 
+from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.workflow import schedule_clean
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo import generate_table
 from hudi_assets.orchestration.definitions import build_definitions
@@ -69,7 +69,8 @@ def test_due_tables_are_requested_once_per_timeline_and_settings(lake):
         table = HoodieTable(str(lake / "mor"))
         config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, overrides={
             "hoodie.cleaner.commits.retained": "2"}))
-        assert schedule_clean(table, config)[1] is not None
+        cleaner = Cleaner(table, config)
+        assert cleaner.request(cleaner.plan()) is not None
         assert _tick(registry, instance, first.cursor).run_requests == []
 
         # Lowering a retention setting is noticed.

@@ -6,8 +6,8 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
+from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.workflow import pending_cleans, schedule_clean
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo import generate_table
 from hudi_assets.orchestration.definitions import build_definitions
@@ -167,7 +167,9 @@ def test_archive_batch_alone_on_an_unsafe_table_archives_nothing(lake):
 def test_clean_result_alone_executes_the_plans_the_timeline_holds(lake):
     table = HoodieTable(str(lake / "cow"))
     config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, overrides=SMALL_RETENTION))
-    plan, instant = schedule_clean(table, config)  # requested by someone else, e.g. the CLI
+    cleaner = Cleaner(table, config)
+    plan = cleaner.plan()  # requested by someone else, e.g. the CLI
+    instant = cleaner.request(plan)
     assert instant is not None
     planned = {f.file_path for files in plan.file_paths_to_delete.values() for f in files}
     registry = HudiTableRegistry(base_paths=[str(lake / "cow")], hoodie_conf=SMALL_RETENTION, engine="local",
@@ -179,7 +181,7 @@ def test_clean_result_alone_executes_the_plans_the_timeline_holds(lake):
     assert metadata["files_deleted"].value == len(planned) > 0
     assert metadata["pending_plans"].value == 1
     assert metadata["bytes_reclaimed"].value > 0 and metadata["bytes_reclaimed_text"].value.endswith("B")
-    assert pending_cleans(HoodieTable(str(lake / "cow"))) == []
+    assert Cleaner(HoodieTable(str(lake / "cow")), config).pending() == []
     assert all(c.passed for c in _checks(result).values())
 
 

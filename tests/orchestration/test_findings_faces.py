@@ -61,7 +61,7 @@ def test_a_warning_reads_alike_in_every_face_and_only_the_policies_differ(tmp_pa
     # API: returned by check(), logged by the operations; strict=True raises.
     maintenance = HoodieTable(path).maintenance
     assert maintenance.check() == [finding]
-    assert maintenance.archive(dry_run=True).keep.configured_min == 20
+    assert maintenance.archive(dry_run=True).selection.keep.configured_min == 20
     with pytest.raises(SettingsRefusedError, match=r"refused by strict=True\)$") as raised:
         maintenance.clean(dry_run=True, strict=True)
     assert raised.value.findings == [finding]

@@ -11,7 +11,7 @@ import pytest
 from support.builders import TableBuilder, base_file, pending_clean
 
 from hudi_assets.clean import CleanConfig
-from hudi_assets.clean.workflow import plan_clean
+from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.config import WriteConfig
 from hudi_assets.orchestration.definitions import build_definitions
 from hudi_assets.orchestration.metadata_checks import AGREES
@@ -81,7 +81,7 @@ def _pending_plan_of(base: Path, partition: str) -> None:
     """A pending clean (requested by another tool) of one partition only: the next clean's candidates."""
     table = HoodieTable(str(base))
     config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, overrides=RETENTION))
-    plan, _ = plan_clean(table, config)
+    plan = Cleaner(table, config).plan()
     plan.file_paths_to_delete = {partition: plan.file_paths_to_delete[partition]}
     plan.partitions_to_delete = []
     pending_clean(table, plan)

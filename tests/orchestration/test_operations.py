@@ -11,8 +11,8 @@ from typing import ClassVar
 import dagster as dg
 import pytest
 
+from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.workflow import pending_cleans, schedule_clean
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo import generate_table
 from hudi_assets.orchestration.alerts import ALERT_SENSOR
@@ -47,7 +47,8 @@ def _run(defs: dg.Definitions, instance, job: str, op: str, **config) -> dg.Exec
 def _pending_clean(base) -> str:
     table = HoodieTable(str(base))
     config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, overrides=RETENTION))
-    return schedule_clean(table, config)[1]
+    cleaner = Cleaner(table, config)
+    return cleaner.request(cleaner.plan())
 
 
 def test_discard_job_removes_a_pending_clean_only_when_not_a_dry_run(base):
@@ -55,11 +56,11 @@ def test_discard_job_removes_a_pending_clean_only_when_not_a_dry_run(base):
     with dg.instance_for_test() as instance:
         dry = build_definitions(HudiTableRegistry(base_paths=[str(base)], engine="local"))
         result = _run(dry, instance, DISCARD_JOB, "discard_pending_clean", table="t", instant=instant)
-        assert result.success and len(pending_cleans(HoodieTable(str(base)))) == 1
+        assert result.success and len(Cleaner.for_table(HoodieTable(str(base))).pending()) == 1
         assert instance.get_run_by_id(result.run_id).tags["hudi/dry_run"] == "true"
         real = build_definitions(HudiTableRegistry(base_paths=[str(base)], engine="local", dry_run=False))
         result = _run(real, instance, DISCARD_JOB, "discard_pending_clean", table="t", instant=instant)
-        assert result.success and pending_cleans(HoodieTable(str(base))) == []
+        assert result.success and Cleaner.for_table(HoodieTable(str(base))).pending() == []
         tags = instance.get_run_by_id(result.run_id).tags
     assert tags["hudi/table"] == "t" and tags["hudi/dry_run"] == "false"
 

@@ -19,7 +19,7 @@ from support.failed_tables import (
 
 from hudi_assets.fsview import LogFile
 from hudi_assets.logformat import BlockType, HeaderKey, read_blocks
-from hudi_assets.rollback import pending_rollbacks, rollback_write
+from hudi_assets.rollback import Rollbacker, pending_rollbacks
 from hudi_assets.table import HoodieTable
 
 
@@ -49,7 +49,7 @@ def _assert_rolled_back(demo) -> None:
 def test_rollback_restores_what_readers_saw(failed_table, table_type, layout):
     demo = failed_table(table_type, layout)
     base = Path(demo.base_path)
-    done = rollback_write(HoodieTable(demo.base_path), demo.failed_instant)
+    done = Rollbacker(HoodieTable(demo.base_path)).rollback(demo.failed_instant).executed
     assert [d.instant_time for d in done] == [demo.failed_instant]
     _assert_rolled_back(demo)
     base_files = [f for f in demo.failed_files if f.endswith(".parquet")]
@@ -77,7 +77,7 @@ def test_rollback_restores_what_readers_saw(failed_table, table_type, layout):
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_rollback_files_decode_with_hudi_schemas(failed_table, rollback_schemas, table_type):
     demo = failed_table(table_type)
-    [done] = rollback_write(HoodieTable(demo.base_path), demo.failed_instant)
+    [done] = Rollbacker(HoodieTable(demo.base_path)).rollback(demo.failed_instant).executed
     hoodie = Path(demo.base_path) / ".hoodie"
     plan = decode_with(hoodie / f"{done.rollback_instant}.rollback.requested",
                        rollback_schemas["HoodieRollbackPlan"])
@@ -112,7 +112,7 @@ def test_append_marker_naming_the_log_file(failed_table):
     [log_rel] = [f for f in demo.failed_files if not f.endswith(".parquet")]
     old.unlink()
     (folder / f"{log_rel}.marker.APPEND").touch()
-    [done] = rollback_write(HoodieTable(demo.base_path), demo.failed_instant)
+    [done] = Rollbacker(HoodieTable(demo.base_path)).rollback(demo.failed_instant).executed
     assert done.rollback_log_files == 1
     _assert_rolled_back(demo)
 
@@ -121,7 +121,7 @@ def test_a_write_still_requested_only_loses_its_state_file(failed_table):
     demo = failed_table("COPY_ON_WRITE")
     hoodie = Path(demo.base_path) / ".hoodie"
     (hoodie / f"{demo.failed_instant}.inflight").unlink()
-    [done] = rollback_write(HoodieTable(demo.base_path), demo.failed_instant)
+    [done] = Rollbacker(HoodieTable(demo.base_path)).rollback(demo.failed_instant).executed
     assert done.files_deleted == 0
     assert not [n for n in _hoodie(demo) if n.startswith(demo.failed_instant)]
 
@@ -132,12 +132,13 @@ def test_unknown_marker_type_is_refused_naming_the_file(failed_table):
     demo = failed_table("COPY_ON_WRITE")
     (marker_folder(demo) / "MARKERS.type").write_text("SOMETHING_ELSE")
     with pytest.raises(CorruptFileError, match=r"MARKERS\.type"):
-        rollback_write(HoodieTable(demo.base_path), demo.failed_instant)
+        Rollbacker(HoodieTable(demo.base_path)).rollback(demo.failed_instant)
     assert f"{demo.failed_instant}.inflight" in _hoodie(demo)
     assert all((Path(demo.base_path) / f).exists() for f in demo.failed_files)
 
 
-STEPS = ["requested", "inflight", "request:1", "request:2", "instant_deleted", "complete"]
+STEPS = ["ROLLBACK_REQUESTED", "ROLLBACK_INFLIGHT", "ROLLBACK_REQUEST:1", "ROLLBACK_REQUEST:2",
+         "ROLLBACK_INSTANT_DELETED", "ROLLBACK_COMPLETE"]
 
 
 @pytest.mark.parametrize("step", STEPS)

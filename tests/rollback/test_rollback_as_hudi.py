@@ -86,7 +86,7 @@ def test_listing_rollback_takes_the_crc_sidecars_of_the_files_it_deletes(failed_
 
 def test_rollback_log_file_has_an_append_marker_under_the_rollback_instant(failed_table):
     demo = failed_table("MERGE_ON_READ")
-    [done] = HoodieTable(demo.base_path).maintenance.rollback(demo.failed_instant)
+    [done] = HoodieTable(demo.base_path).maintenance.rollback(demo.failed_instant).executed
     base = Path(demo.base_path)
     [written] = [p.relative_to(base) for p in base.rglob(".*.log.*_1-0-1")]
     marker = _hoodie(demo) / ".temp" / done.rollback_instant / f"{written}.marker.APPEND"

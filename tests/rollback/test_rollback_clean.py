@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support.builders import TableBuilder, base_file, ts
 
-from hudi_assets.clean import CleanConfig, clean_table
+from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.config import WriteConfig
 from hudi_assets.engine import LocalEngine
 from hudi_assets.heartbeat import HeartbeatConfig, heartbeat_path, is_heartbeat_expired
@@ -43,7 +43,7 @@ def _clean(builder: TableBuilder, policy: str):
     table = HoodieTable(str(builder.root))
     config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None, {
         "hoodie.cleaner.policy.failed.writes": policy, "hoodie.cleaner.commits.retained": "2"}))
-    return clean_table(table, config, LocalEngine())
+    return Cleaner(table, config, LocalEngine()).clean()
 
 
 def _pending(builder: TableBuilder) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support.failed_tables import expected_rows, read_rows
 
-from hudi_assets.clean import CleanConfig, clean_table
+from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
 from hudi_assets.demo.generator import DemoTable
@@ -23,7 +23,7 @@ from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.metadata.payloads import partition_files_record
 from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.metadata.writer import MetadataTableWriter
-from hudi_assets.rollback import pending_rollbacks, rollback_write
+from hudi_assets.rollback import Rollbacker, pending_rollbacks
 from hudi_assets.table import HoodieTable
 
 TABLE_TYPES = ["COPY_ON_WRITE", "MERGE_ON_READ"]
@@ -90,14 +90,14 @@ def test_lazy_clean_rolls_back_on_a_table_with_a_metadata_table(failed_table, ta
     table = HoodieTable(demo.base_path)
     config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None, {
         "hoodie.cleaner.policy.failed.writes": "LAZY", "hoodie.cleaner.commits.retained": "10"}))
-    clean_table(table, config, LocalEngine())
+    Cleaner(table, config, LocalEngine()).clean()
     _assert_rolled_back(demo, failed_deltacommit)
     before = _metadata_timeline(demo)
-    clean_table(HoodieTable(demo.base_path), config, LocalEngine())
+    Cleaner(HoodieTable(demo.base_path), config, LocalEngine()).clean()
     assert _metadata_timeline(demo) == before
 
 
-@pytest.mark.parametrize("step", ["mdt_requested", "mdt_completed", "mdt_rolled_back"])
+@pytest.mark.parametrize("step", ["MDT_REQUESTED", "MDT_COMPLETED", "MDT_ROLLED_BACK"])
 def test_killed_between_metadata_deltacommit_and_rollback_is_finished(failed_table, step):
     demo = failed_table("MERGE_ON_READ")
     _with_metadata_table(demo, failed_deltacommit=True)
@@ -135,10 +135,10 @@ def test_a_rollback_given_no_metadata_sink_is_refused_before_anything_is_written
     _with_metadata_table(demo, failed_deltacommit=False)
     files = {str(p): p.read_bytes() for p in Path(demo.base_path).rglob("*") if p.is_file()}
     with pytest.raises(HudiAssetsError, match="no metadata sink"):
-        rollback_write(HoodieTable(demo.base_path), demo.failed_instant)
+        Rollbacker(HoodieTable(demo.base_path)).rollback(demo.failed_instant)
     assert {str(p): p.read_bytes() for p in Path(demo.base_path).rglob("*") if p.is_file()} == files
     table = HoodieTable(demo.base_path)
-    [done] = rollback_write(table, demo.failed_instant, metadata=MetadataTableSink(table))
+    [done] = Rollbacker(table, metadata=MetadataTableSink(table)).rollback(demo.failed_instant).executed
     assert done.instant_time == demo.failed_instant
     _assert_rolled_back(demo, failed_deltacommit=False)
 
@@ -156,5 +156,5 @@ def test_pending_metadata_compaction_is_refused_before_any_delete(failed_table, 
     config = CleanConfig.from_write_config(WriteConfig.load(
         table.config.props, None, {"hoodie.cleaner.policy.failed.writes": "LAZY"}))
     with pytest.raises(HudiAssetsError, match="pending compaction"):
-        clean_table(table, config, LocalEngine())
+        Cleaner(table, config, LocalEngine()).clean()
     assert {str(p): p.read_bytes() for p in Path(demo.base_path).rglob("*") if p.is_file()} == files

@@ -1,5 +1,6 @@
 """Archive a table with an archiver that kills itself (SIGKILL) at a given step: the crash tests'
-injected fault. Usage: python kill_archive.py BASE_PATH STEP [key=value ...] (hoodie.* overrides)."""
+injected fault. Usage: python kill_archive.py BASE_PATH STEP [key=value ...] (STEP names a
+`listener.Step`; the pairs are hoodie.* overrides)."""
 
 from __future__ import annotations
 
@@ -7,22 +8,21 @@ import os
 import signal
 import sys
 
-from hudi_assets.archive.archiver import ArchiveHooks, HoodieTimelineArchiver
-from hudi_assets.archive.config import ArchiveConfig
+from hudi_assets.archive.archiver import HoodieTimelineArchiver
+from hudi_assets.listener import Listener, Step
 from hudi_assets.table import HoodieTable
 
 
-class KillAt(ArchiveHooks):
+class KillAt(Listener):
     def __init__(self, step: str):
-        self.step = step
+        self.step = Step[step]
 
-    def reached(self, step: str) -> None:
-        if step == self.step:
+    def reached(self, step: Step, count: int = 0) -> None:
+        if step is self.step:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
 if __name__ == "__main__":
     base, step, *pairs = sys.argv[1:]
     table = HoodieTable(base, hoodie_conf=dict(p.split("=", 1) for p in pairs))
-    HoodieTimelineArchiver(table, ArchiveConfig.from_write_config(table.write_config),
-                           KillAt(step)).archive_if_required()
+    HoodieTimelineArchiver.for_table(table, KillAt(step)).archive()

@@ -1,4 +1,4 @@
-"""Run one rollback that kills itself (SIGKILL) at a `RollbackHooks` step: the crash tests' fault.
+"""Run one rollback that kills itself (SIGKILL) at a `listener.Step`: the crash tests' fault.
 
 Usage: python kill_rollback.py BASE_PATH INSTANT STEP[:N] (N: die at the Nth time the step is reached).
 """
@@ -9,18 +9,20 @@ import os
 import signal
 import sys
 
+from hudi_assets.listener import Listener, Step
 from hudi_assets.metadata.rollback_records import MetadataTableSink
-from hudi_assets.rollback import RollbackHooks, rollback_write
+from hudi_assets.rollback import Rollbacker
 from hudi_assets.table import HoodieTable
 
 
-class KillAt(RollbackHooks):
+class KillAt(Listener):
     def __init__(self, wanted: str):
-        self.step, _, count = wanted.partition(":")
+        name, _, count = wanted.partition(":")
+        self.step = Step[name]
         self.left = int(count) if count else 1
 
-    def reached(self, step: str) -> None:
-        if step == self.step:
+    def reached(self, step: Step, count: int = 0) -> None:
+        if step is self.step:
             self.left -= 1
             if not self.left:
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -29,4 +31,4 @@ class KillAt(RollbackHooks):
 if __name__ == "__main__":
     base, instant, wanted = sys.argv[1:4]
     table = HoodieTable(base)
-    rollback_write(table, instant, hooks=KillAt(wanted), metadata=MetadataTableSink(table))
+    Rollbacker(table, listener=KillAt(wanted), metadata=MetadataTableSink(table)).rollback(instant)

@@ -15,10 +15,11 @@ from support.lock_tables import FAST_RETRIES, open_table, tree
 
 from hudi_assets import config_options as opt
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
+from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.clean.config import CleanConfig
-from hudi_assets.clean.workflow import clean_table
 from hudi_assets.cli import main
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError, InvalidConfigError, TableBusyError
+from hudi_assets.rollback import Rollbacker
 from hudi_assets.table import HoodieTable
 from hudi_assets.transaction import table_lock
 from hudi_assets.transaction.filesystem import FileSystemBasedLockProvider, lock_info
@@ -262,7 +263,7 @@ def test_a_java_writer_that_deleted_our_lock_stops_the_clean_before_any_delete(d
     with table_lock(table, "clean"):
         (demo_base / ".hoodie" / "lock").unlink()  # what the Java provider's unlock does to any lock file
         with pytest.raises(HudiAssetsError, match=r"lost Hudi's lock of this clean run"):
-            clean_table(table, CleanConfig.from_write_config(table.write_config))
+            Cleaner(table, CleanConfig.from_write_config(table.write_config)).clean()
     assert {p for p in demo_base.rglob("*.parquet")} == data_files
     assert not (demo_base / ".hoodie" / "lock").exists()
 
@@ -277,7 +278,7 @@ def test_a_java_writer_that_deleted_our_lock_stops_the_archive_before_it_deletes
     with table_lock(table, "archive"):
         (tmp_path / ".hoodie" / "lock").unlink()  # what the Java provider's unlock does to any lock file
         with pytest.raises(HudiAssetsError, match=r"lost Hudi's lock of this archive run"):
-            HoodieTimelineArchiver(table, config).archive_if_required()
+            HoodieTimelineArchiver(table, config).archive()
     assert sorted(p.name for p in (tmp_path / ".hoodie").iterdir() if p.is_file()) == timeline
 
 
@@ -286,3 +287,18 @@ def test_a_lock_file_nested_too_deep_for_json_is_reported_as_text(base):
     with pytest.raises(TableBusyError, match=r"an owner that wrote '\[\[\["), \
             table_lock(open_table(base, **FS), "clean"):
         pass
+
+
+def test_a_java_writer_that_deleted_our_lock_stops_the_rollback_before_it_deletes(demo_base):
+    """The rollback checks it still holds the lock before deleting the failed write's files and
+    before removing the write from the timeline, as the clean and the archive do."""
+    failed = sorted(p.name for p in (demo_base / ".hoodie").glob("*.inflight"))[-1].split(".")[0]
+    table = open_table(demo_base, **FS)
+    data_files = {p for p in demo_base.rglob("*") if p.is_file() and ".hoodie" not in p.parts}
+    failed_state = sorted(p.name for p in (demo_base / ".hoodie").glob(f"{failed}.*"))
+    with table_lock(table, "rollback"):
+        (demo_base / ".hoodie" / "lock").unlink()  # what the Java provider's unlock does to any lock file
+        with pytest.raises(HudiAssetsError, match=r"lost Hudi's lock"):
+            Rollbacker(table).rollback(failed, force=True)
+    assert {p for p in demo_base.rglob("*") if p.is_file() and ".hoodie" not in p.parts} == data_files
+    assert sorted(p.name for p in (demo_base / ".hoodie").glob(f"{failed}.*")) == failed_state

@@ -1,0 +1,11 @@
+"""Savepoints (Hudi 0.15, table version 6): create, delete and list them as hudi-cli does.
+
+A savepoint keeps one version of the table readable: the cleaner keeps every file it lists and the
+archiver stops at it (both already read savepoints; this package only writes and removes them).
+`Savepointer(table)` is the service: `create()`, `delete()`, `list()`.
+"""
+
+from hudi_assets.savepoint.metadata import Savepoint
+from hudi_assets.savepoint.service import Savepointer, SavepointUsage
+
+__all__ = ["Savepoint", "SavepointUsage", "Savepointer"]
