@@ -4,7 +4,8 @@ Which tables: `HUDI_ASSETS_TABLES` (comma-separated base paths) and/or `HUDI_ASS
 (comma-separated folders or bucket prefixes to scan); with neither set, the demo tables written by
 `bash scripts/demo.sh` into ./demo-tables. `HUDI_ASSETS_HOODIE_CONF` adds `key=value,...` settings
 for every table. Storage options (for S3 and the like) go in `HUDI_ASSETS_STORAGE_OPTIONS` likewise.
-`HUDI_ASSETS_ENGINE=local` runs the per-file work in a thread pool instead of Spark.
+`HUDI_ASSETS_ENGINE=local` runs the per-file work in a thread pool instead of Spark;
+`HUDI_ASSETS_SPARK_REMOTE=sc://HOST:PORT` runs it on a warm Spark Connect server (`scripts/ui.sh` starts one).
 Nothing is deleted until `HUDI_ASSETS_DRY_RUN=false`. Failed runs are posted to `HUDI_ASSETS_ALERT_URL`
 (Slack-compatible JSON) when set, else logged. `HUDI_ASSETS_OWNERS` (comma-separated) and
 `HUDI_ASSETS_RUNBOOK_URL` ({database} and {table} filled in) are shown on every asset and check.
@@ -45,6 +46,7 @@ defs = build_definitions(
         hoodie_conf=parse_overrides(_list("HUDI_ASSETS_HOODIE_CONF")),
         storage_options=parse_overrides(_list("HUDI_ASSETS_STORAGE_OPTIONS")),
         engine=_choice("HUDI_ASSETS_ENGINE", ("spark", "local")),
+        spark_remote=os.environ.get("HUDI_ASSETS_SPARK_REMOTE", ""),
         dry_run=_choice("HUDI_ASSETS_DRY_RUN", ("true", "false")) == "true",
         owners=_list("HUDI_ASSETS_OWNERS"),
         runbook_url=os.environ.get("HUDI_ASSETS_RUNBOOK_URL", ""),

@@ -3,15 +3,22 @@
 Functions handed to an engine must be picklable (cloudpickle: module-level functions, lambdas and
 closures over picklable values) and take everything they need as arguments, so that the same call
 runs in local threads or forked processes, or on Spark executors, which open the table's storage
-themselves.
+themselves. Items and results travel pickled, so they must pickle too.
+
+Spark runs embedded (`local[*]` by default, or any master), or behind a long-lived Spark Connect
+server (`spark_remote`, `sc://HOST:PORT`; see `hudi_assets.spark_connect`), where no run starts a
+JVM of its own. Spark Connect has no RDDs: there the same calls run through the DataFrame API.
 """
 
 from __future__ import annotations
 
+import functools
 import gc
+import logging
 import multiprocessing
 import os
 import pickle
+import socket
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -19,13 +26,19 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 from hudi_assets.extras import installed, require
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 DEFAULT_SPARK_MASTER = "local[*]"
+# Spark's own names for the Spark Connect URL: a setting (props file, --spark-conf) and a variable.
+SPARK_REMOTE_KEY = "spark.remote"
+SPARK_REMOTE_ENV = "SPARK_REMOTE"
 # One default for every face (library, CLI, Dagster registry): Spark, embedded as local[*], where
 # pyspark is installed (the `spark` extra), else the local engine.
 DEFAULT_ENGINE = "spark" if installed("pyspark") else "local"
@@ -162,11 +175,15 @@ def store_map(engine: Engine, local_store: bool, fn: Callable[[T], R], items: Se
     system answers without latency to overlap, so on the local engine threads would only take turns
     holding the GIL over the per-file Python work (measured on a 1,000,000-file plan: 16 threads 30%
     slower than one): it runs in forked processes there. Object stores and Spark get the parallelism
-    asked for. `meanwhile`: work of this process's own, done while forked workers run (else first)."""
+    asked for; one item is done here, as a Spark job costs more than one directory's work (measured
+    over Spark Connect: 0.2-0.6 s a job, three of them to find the partitions of a year/month/day
+    table). `meanwhile`: work of this process's own, done while forked workers run (else first)."""
     if local_store and isinstance(engine, LocalEngine):
         return engine.map_in_processes(fn, items, meanwhile)
     if meanwhile is not None:
         meanwhile()
+    if len(items) == 1:
+        return [fn(items[0])]
     return engine.map(fn, items, parallelism)
 
 
@@ -206,6 +223,7 @@ def spark_settings(master: str | None = None, conf: Mapping[str, str] | None = N
     `use_this_python` for the one environment setting the executors' Python needs.
     """
     settings = dict(conf or {})
+    settings.pop(SPARK_REMOTE_KEY, None)  # pyspark would open a Spark Connect session instead
     master = master or settings.pop("spark.master", None) or DEFAULT_SPARK_MASTER
     defaults = {"spark.master": master, "spark.app.name": "hudi-assets", "spark.ui.enabled": "false",
                 "spark.ui.showConsoleProgress": "false"}
@@ -230,8 +248,12 @@ def use_this_python(settings: Mapping[str, str]) -> None:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
-def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None):
-    """Get or start a Spark session with `spark_settings`."""
+def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None,
+                  remote: str | None = None):
+    """Get or start an embedded Spark session with `spark_settings`, or, given `remote`, open a new
+    session on that Spark Connect server (see `remote_session`)."""
+    if remote:
+        return remote_session(remote, conf)
     from pyspark.sql import SparkSession
 
     settings = spark_settings(master, conf)
@@ -239,9 +261,74 @@ def spark_session(master: str | None = None, conf: Mapping[str, str] | None = No
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    with _variables_hidden(SPARK_REMOTE_ENV):  # pyspark would take it over the master asked for
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     return session
+
+
+def remote_session(remote: str, conf: Mapping[str, str] | None = None):
+    """A session of its own on the Spark Connect server at `remote` (`sc://HOST:PORT`), even where
+    this process has other sessions (pyspark's `getOrCreate` would hand back any active one).
+
+    The server's settings are fixed when it starts (master, executors, their Python: see
+    `hudi_assets.spark_connect`); of `conf`, what the server lets a session change (`spark.sql.*`)
+    is set, and each other setting is logged as not applied.
+    """
+    require("grpc", "connect", "Spark Connect (spark_remote)")
+    from pyspark.errors import PySparkException
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+    _refuse_unanswered(remote)
+    session = RemoteSparkSession.builder.remote(remote).create()
+    for key, value in (conf or {}).items():
+        if key in (SPARK_REMOTE_KEY, "spark.master"):
+            continue
+        try:
+            session.conf.set(key, value)
+        except PySparkException as exc:
+            log.warning("Spark Connect server %s: %s=%s not applied (%s)", remote, key, value,
+                        str(exc).splitlines()[0])
+    return session
+
+
+def _refuse_unanswered(remote: str) -> None:
+    """Refuse a URL no server answers at, at once: the Connect client would retry for minutes."""
+    from hudi_assets.exceptions import InvalidConfigError
+
+    address = urlsplit(remote)
+    if address.scheme != "sc" or not address.hostname:
+        raise InvalidConfigError(f"spark_remote={remote!r}: expected a Spark Connect URL, sc://HOST:PORT")
+    port = address.port or 15002  # Spark Connect's default
+    try:
+        socket.create_connection((address.hostname, port), timeout=5).close()
+    except OSError as exc:
+        raise InvalidConfigError(
+            f"spark_remote={remote!r}: no Spark Connect server answers at {address.hostname}:{port} "
+            f"({exc.strerror or exc}); start one with: python -m hudi_assets.spark_connect start") from exc
+
+
+@contextmanager
+def _variables_hidden(*names: str) -> Iterator[None]:
+    saved = {name: os.environ.pop(name) for name in names if name in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
+
+
+def spark_remote(remote: str | None = None, master: str | None = None,
+                 conf: Mapping[str, str] | None = None) -> str | None:
+    """The Spark Connect URL to use, or None for an embedded session: `remote` when given, else,
+    unless a master is given, `spark.remote` from `conf`, else the `SPARK_REMOTE` variable (the
+    names Spark itself reads). A remote and a master given together contradict each other."""
+    if remote and master:
+        from hudi_assets.exceptions import InvalidConfigError
+
+        raise InvalidConfigError(f"spark_remote={remote!r} and spark_master={master!r}: give one of them")
+    if remote or master:
+        return remote or None
+    return (conf or {}).get(SPARK_REMOTE_KEY) or os.environ.get(SPARK_REMOTE_ENV) or None
 
 
 # Spark's tuning advice: two to three tasks per core of the application.
@@ -251,29 +338,69 @@ TASKS_PER_CORE = 3
 class SparkEngine:
     """Runs items as Spark tasks: at most `parallelism` of them, and at most `TASKS_PER_CORE` per core
     of the application, since each task costs its launch whatever it does (measured on local[2]: 200
-    tasks of nothing 5.4 s, 20 tasks 0.6 s); results come back in input order either way."""
+    tasks of nothing 5.4 s, 20 tasks 0.6 s); results come back in input order either way.
 
-    def __init__(self, session=None, master: str | None = None, conf: Mapping[str, str] | None = None):
+    Embedded (a master), the items are an RDD. On a Spark Connect server (`remote`), which has no
+    RDDs, they are rows of a DataFrame (index, pickled item) spread over the tasks by a round-robin
+    repartition, and `mapInArrow` applies the function on the executors."""
+
+    def __init__(self, session=None, master: str | None = None, conf: Mapping[str, str] | None = None,
+                 remote: str | None = None):
         if session is None:
             require("pyspark", "spark", "the Spark engine")
         self._session = session
         self._master = master
         self._conf = dict(conf or {})
+        self._remote = remote
+        self._cores: int | None = None
 
     @property
     def session(self):
         if self._session is None:
-            self._session = spark_session(self._master, self._conf)
+            self._session = spark_session(self._master, self._conf, self._remote)
         return self._session
 
+    @property
+    def is_remote(self) -> bool:
+        """Whether the session is a Spark Connect session (the DataFrame path)."""
+        return is_connect_session(self.session)
+
+    def default_parallelism(self) -> int:
+        """The application's cores: the context's default parallelism; over Spark Connect, where
+        there is no context, `spark.default.parallelism` when the server sets it, else the number
+        of splits Spark gives a range without a count (its default parallelism), asked once."""
+        if self._cores is None:
+            if not self.is_remote:
+                self._cores = self.session.sparkContext.defaultParallelism
+            else:
+                self._cores = _remote_parallelism(self.session)
+        return self._cores
+
+    def _slices(self, count: int, parallelism: int | None) -> int:
+        return max(1, min(count, parallelism or count, TASKS_PER_CORE * self.default_parallelism()))
+
     def _rdd(self, items: Sequence[T], parallelism: int | None):
-        context = self.session.sparkContext
-        slices = min(len(items), parallelism or len(items), TASKS_PER_CORE * context.defaultParallelism)
-        return context.parallelize(list(items), max(1, slices))
+        return self.session.sparkContext.parallelize(list(items), self._slices(len(items), parallelism))
+
+    def _remote_map(self, fn: Callable[[T], R], items: Sequence[T], parallelism: int | None) -> list[R]:
+        import pyarrow as pa
+
+        rows = pa.table({"i": pa.array(range(len(items)), pa.int64()),
+                         "item": pa.array([pickle.dumps(item, pickle.HIGHEST_PROTOCOL) for item in items],
+                                          pa.binary())})
+        frame = self.session.createDataFrame(rows)
+        if len(items) > 1:  # one row is one task already: no shuffle stage for it
+            frame = frame.repartition(self._slices(len(items), parallelism))
+        out = frame.mapInArrow(functools.partial(_apply_to_batches, fn), "i long, result binary").toArrow()
+        order = sorted(range(out.num_rows), key=out.column("i").to_pylist().__getitem__)
+        results = out.column("result").to_pylist()
+        return [pickle.loads(results[row]) for row in order]
 
     def map(self, fn: Callable[[T], R], items: Sequence[T], parallelism: int | None = None) -> list[R]:
         if not items:
             return []
+        if self.is_remote:
+            return self._remote_map(fn, items, parallelism)
         return self._rdd(items, parallelism).map(fn).collect()
 
     def flat_map(
@@ -281,21 +408,60 @@ class SparkEngine:
     ) -> list[R]:
         if not items:
             return []
+        if self.is_remote:
+            return [r for chunk in self._remote_map(lambda item: list(fn(item)), items, parallelism)
+                    for r in chunk]
         return self._rdd(items, parallelism).flatMap(fn).collect()
 
     def foreach(self, fn: Callable[[T], Any], items: Sequence[T], parallelism: int | None = None) -> None:
-        if items:
+        if not items:
+            return
+        if self.is_remote:
+            self._remote_map(functools.partial(_for_effect, fn), items, parallelism)
+        else:
             self._rdd(items, parallelism).foreach(fn)
 
 
+def is_connect_session(session) -> bool:
+    """Whether `session` is a Spark Connect client's (it has no SparkContext, hence no RDDs)."""
+    return type(session).__module__.startswith("pyspark.sql.connect")
+
+
+def _remote_parallelism(session) -> int:
+    configured = session.conf.get("spark.default.parallelism", None)
+    if configured:
+        return int(configured)
+    # SQL text, not pyspark.sql.functions: those take a process with a Connect session for classic.
+    splits = session.range(0, 1 << 12).selectExpr("spark_partition_id() AS split").agg({"split": "max"})
+    return int(splits.collect()[0][0]) + 1
+
+
+def _for_effect(fn: Callable[[Any], Any], item: Any) -> None:
+    fn(item)  # the result stays on the executor
+
+
+def _apply_to_batches(fn: Callable[[Any], Any], batches: Iterable[Any]) -> Iterator[Any]:
+    """On an executor: `fn` over each pickled item of each Arrow batch, the result pickled beside
+    the item's index."""
+    import pyarrow as pa
+
+    for batch in batches:
+        results = [pickle.dumps(fn(pickle.loads(item)), pickle.HIGHEST_PROTOCOL)
+                   for item in batch.column(1).to_pylist()]
+        yield pa.record_batch([batch.column(0), pa.array(results, pa.binary())], names=["i", "result"])
+
+
 def create_engine(kind: str = DEFAULT_ENGINE, master: str | None = None,
-                  conf: Mapping[str, str] | None = None) -> Engine:
-    """`spark` (`local[*]` unless a master is given; the default where pyspark is installed) or `local`
-    (threads and processes)."""
-    if kind == "local":
-        return LocalEngine()
-    if kind == "spark":
-        return SparkEngine(master=master, conf=conf)
+                  conf: Mapping[str, str] | None = None, remote: str | None = None) -> Engine:
+    """`spark` (embedded, `local[*]` unless a master is given; or on the Spark Connect server that
+    `spark_remote` finds; the default where pyspark is installed) or `local` (threads and
+    processes)."""
     from hudi_assets.exceptions import InvalidConfigError
 
+    if kind == "local":
+        if remote:
+            raise InvalidConfigError(f"spark_remote={remote!r} needs engine='spark', not 'local'")
+        return LocalEngine()
+    if kind == "spark":
+        return SparkEngine(master=master, conf=conf, remote=spark_remote(remote, master, conf))
     raise InvalidConfigError(f"engine={kind!r}: expected one of {', '.join(ENGINES)}")

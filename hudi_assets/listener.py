@@ -48,6 +48,11 @@ class Step(Enum):
     # a savepoint's create and delete (Savepointer)
     SAVEPOINT_INFLIGHT = "savepoint inflight written"  # the completed file not yet
     SAVEPOINT_INFLIGHT_DELETED = "savepoint inflight deleted"  # a delete's first file gone, not its second
+    # orphan-file repair (OrphanFileRepair): its quarantine, undo and purge
+    ORPHANS_MANIFEST_WRITTEN = "quarantine manifest written"  # before the first move
+    ORPHAN_MOVED = "orphan file moved"  # count: files moved so far (into or out of the quarantine)
+    ORPHANS_UNDO_MARKED = "quarantine run marked for undo"
+    ORPHANS_PURGED = "quarantined files of a run deleted"  # its folder not yet removed
 
 
 class Listener(Protocol):

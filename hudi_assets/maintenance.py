@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from hudi_assets.engine import DEFAULT_ENGINE, Engine, create_engine
+from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.table_config import PROPERTIES_FILE
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from hudi_assets.findings import Finding
     from hudi_assets.listener import Listener
     from hudi_assets.metadata_services import ServicesResult
+    from hudi_assets.repair import OrphanFilesResult
     from hudi_assets.rollback import Rollbacker, RollbackResult
     from hudi_assets.savepoint import Savepoint, SavepointUsage
     from hudi_assets.table import HoodieTable
@@ -82,9 +84,11 @@ class TableMaintenance:
     def __init__(self, table: HoodieTable):
         self.table = table
 
-    def _engine(self, engine: Engine | str | None) -> Engine:
+    def _engine(self, engine: Engine | str | None, spark_remote: str | None = None) -> Engine:
         if engine is None or isinstance(engine, str):
-            return create_engine(engine or DEFAULT_ENGINE)
+            return create_engine(engine or DEFAULT_ENGINE, remote=spark_remote)
+        if spark_remote:
+            raise InvalidConfigError("spark_remote goes with engine='spark', not with an engine object")
         return engine
 
     def check(self, *, strict: bool = False) -> list[Finding]:
@@ -116,14 +120,15 @@ class TableMaintenance:
 
     def clean(self, *, dry_run: bool = False, engine: Engine | str | None = None,
               listener: Listener | None = None, now: datetime | None = None,
-              strict: bool = False) -> CleanResult:
+              strict: bool = False, spark_remote: str | None = None) -> CleanResult:
         """Dry run: the plan Hudi would request now (`CleanResult.plan`; pending plans are validated
         first and an unsafe one raises `UnsafePlanError`); nothing is written. Otherwise one clean:
         schedule, validate, execute every pending clean; returns what was done. `listener` hears the
-        steps and the progress of the deletes. The settings are checked first (`check`)."""
+        steps and the progress of the deletes. The settings are checked first (`check`).
+        `spark_remote` (`sc://HOST:PORT`): Spark on that Spark Connect server (see `create_engine`)."""
         self._service("clean")
         self._checked(strict)
-        cleaner = self._cleaner(engine, now, listener)
+        cleaner = self._cleaner(self._engine(engine, spark_remote), now, listener)
         return cleaner.dry_run() if dry_run else cleaner.clean()
 
     def validate(self, *, now: datetime | None = None) -> ValidationReport:
@@ -191,3 +196,13 @@ class TableMaintenance:
         from hudi_assets.savepoint import Savepointer
 
         Savepointer(self.table).delete(instant)
+
+    def remove_orphan_files(self, *, dry_run: bool = False, delete: bool = False,
+                            min_age: timedelta | None = None, max_orphans: int | None = None,
+                            engine: Engine | str | None = None) -> OrphanFilesResult:
+        """Data files no commit owns: listed (`dry_run`), quarantined (undo: `hudi_assets.repair`),
+        or with `delete` removed. Refusals raise `HudiInputError` before anything moves."""
+        from hudi_assets.repair import OrphanFileRepair
+
+        service = OrphanFileRepair.for_table(self.table, self._engine(engine), min_age, max_orphans)
+        return service.plan() if dry_run else service.delete() if delete else service.quarantine()

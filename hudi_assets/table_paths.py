@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 AUX_FOLDER = f"{METAFOLDER}/.aux/hudi-assets"
 DISCARDED_FOLDER = f"{AUX_FOLDER}/discarded"
+QUARANTINE_FOLDER = f"{AUX_FOLDER}/quarantine"
 
 
 def table_relative(storage: Storage, path: str, directory: bool = False,
@@ -142,3 +143,14 @@ def aux_file_problem(rel: str, folder: str) -> str | None:
     if parent != folder or name in ("", ".", ".."):
         return f"is not a file directly inside {folder}"
     return None
+
+
+def quarantine_file_problem(rel: str, run_folder: str) -> str | None:
+    """Why a quarantined orphan may not be written, moved back or deleted at `rel`: only a data
+    file's path (as `data_file_problem` allows it) under one quarantine run's folder."""
+    parent, _, run = run_folder.rpartition("/")
+    if parent != QUARANTINE_FOLDER or not run or not is_normal(run_folder):
+        return f"{run_folder} is not a quarantine run folder under {QUARANTINE_FOLDER}"
+    if not rel.startswith(run_folder + "/") or not is_normal(rel):
+        return f"is not a file inside {run_folder}"
+    return data_file_problem(rel[len(run_folder) + 1:])

@@ -7,7 +7,14 @@ import sys
 
 import pytest
 
-from hudi_assets.engine import LocalEngine, SparkEngine, create_engine, spark_settings, use_this_python
+from hudi_assets.engine import (
+    LocalEngine,
+    SparkEngine,
+    create_engine,
+    spark_settings,
+    store_map,
+    use_this_python,
+)
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.storage import Storage
 
@@ -62,6 +69,12 @@ def test_executors_python_on_this_machine_or_as_configured(monkeypatch):
     assert os.environ["PYSPARK_PYTHON"] == sys.executable
     use_this_python(spark_settings("yarn", {"spark.pyspark.python": "/opt/env/bin/python"}))
     assert os.environ["PYSPARK_PYTHON"] == "/opt/env/bin/python"  # else ignored from Python
+
+
+def test_one_directory_is_listed_here_not_as_a_spark_job():
+    engine = SparkEngine(master="local[1]")
+    assert store_map(engine, False, lambda d: d.upper(), ["year=2024"], 8) == ["YEAR=2024"]
+    assert engine._session is None  # no session was started for it
 
 
 def test_create_engine_rejects_unknown_kinds():

@@ -78,7 +78,8 @@ CLEAN_ARGS = ("clean", "--engine", "local")
 ARCHIVE_ARGS = ("archive",)
 
 
-def _run_soak(tmp_path: Path, table_type: str, seconds: float) -> Soak:
+def _run_soak(tmp_path: Path, table_type: str, seconds: float,
+              loop_args: tuple[tuple[str, ...], ...] = (CLEAN_ARGS, ARCHIVE_ARGS)) -> Soak:
     soak = Soak(tmp_path / "table", tmp_path / "writer.properties", tmp_path / "lock-audit.log",
                 tmp_path / "commits.jsonl")
     soak.props.write_text("".join(f"{k}={v}\n" for k, v in SETTINGS.items()))
@@ -87,7 +88,7 @@ def _run_soak(tmp_path: Path, table_type: str, seconds: float) -> Soak:
                     "--commit-log", str(soak.commit_log), "--props", str(soak.props), "--seed", "12"),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     stop = threading.Event()
-    loops = [threading.Thread(target=soak.loop, args=(args, stop)) for args in (CLEAN_ARGS, ARCHIVE_ARGS)]
+    loops = [threading.Thread(target=soak.loop, args=(args, stop)) for args in loop_args]
     try:
         deadline = time.monotonic() + 60
         while not (soak.commit_log.exists() and soak.commit_log.read_text()):  # the table's first commit

@@ -95,8 +95,14 @@ class HoodieTimelineArchiver:
     def plan(self) -> ArchiveSelection:
         """What a run would archive now, and why each fence stands where it does."""
         timeline = self.table.reload_timeline()
-        refuse_future_instants(self.table, "archive")
+        self._refuse_unsupported()
         return select_instants_to_archive(self.table, self.config, timeline)
+
+    def _refuse_unsupported(self) -> None:
+        """A table version without this archiver (Hudi 1.x's LSM timeline) or an instant beyond the clock:
+        refused before anything is read or written."""
+        self.table.config.check_service("archive", self.table.base_path)
+        refuse_future_instants(self.table, "archive")
 
     def dry_run(self) -> ArchiveResult:
         """The result of a run that archives nothing: what `archive()` would select now."""
@@ -112,8 +118,9 @@ class HoodieTimelineArchiver:
         for its merged file.
         """
         started = time.monotonic()
+        self.table.config.check_service("archive", self.table.base_path)  # before the lock's folder
         with table_lock(self.table, "archive") as lock:
-            refuse_future_instants(self.table, "archive")
+            self._refuse_unsupported()
             result = ArchiveResult(self._still_valid(selection))
             selection = result.selection
             if self.should_merge:

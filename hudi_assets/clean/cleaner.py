@@ -108,6 +108,7 @@ class Cleaner:
     def refuse_unsupported(self) -> None:
         """What hudi-assets does not clean, refused before anything is read beyond the timeline."""
         table = self.table
+        table.config.check_service("clean", table.base_path)
         refuse_future_instants(table, "clean")
         if table.config.has_metadata_table:
             self._metadata_table = refuse_unknown_partitions(table)

@@ -27,7 +27,7 @@ SERVICE_COMMANDS = ("clean", "archive", "rollback")
 # Modules that each register one more subcommand: `add_parser(subparsers)` sets `func=run(args)`.
 COMMAND_MODULES: list[str] = [f"hudi_assets.cli.{name}" for name in
                                ("timeline", "demo", "clean", "archive", "rollback", "metadata",
-                                "savepoint")]
+                                "savepoint", "repair")]
 
 
 def parse_storage_options(pairs: Sequence[str]) -> dict[str, str]:
@@ -42,7 +42,7 @@ def parse_storage_options(pairs: Sequence[str]) -> dict[str, str]:
 
 def add_table_arguments(parser: argparse.ArgumentParser, config: bool = False, engine: bool = False) -> None:
     """The arguments every table command shares; `config` adds Hudi's `--props`/`--hoodie-conf`,
-    `engine` the choice of engine and Spark master."""
+    `engine` the choice of engine and where Spark runs."""
     parser.add_argument("path", help="base path of the Hudi table (local path, file://, s3://, ...)")
     parser.add_argument("--storage-option", action="append", default=[], metavar="KEY=VALUE",
                         help="pyarrow filesystem option, e.g. endpoint_override=127.0.0.1:9000 (repeat); "
@@ -58,6 +58,10 @@ def add_table_arguments(parser: argparse.ArgumentParser, config: bool = False, e
                                  "pyspark is installed, else local; here: %(default)s)")
         parser.add_argument("--spark-master", metavar="URL",
                             help="Spark master (default: spark.master from config, else local[*])")
+        parser.add_argument("--spark-remote", metavar="sc://HOST:PORT",
+                            help="run on this Spark Connect server, starting no JVM (default: spark.remote "
+                                 "from config, else $SPARK_REMOTE, unless --spark-master is given); "
+                                 "python -m hudi_assets.spark_connect start starts one")
         parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                             help="a Spark setting (repeat)")
 
@@ -95,7 +99,7 @@ def check_settings(table: HoodieTable, strict: bool = False) -> None:
 def open_engine(args: argparse.Namespace, config: WriteConfig) -> Engine:
     spark_conf = {k: v for k, v in config.props.items() if k.startswith("spark.")}
     spark_conf.update(parse_overrides(args.spark_conf))
-    return create_engine(args.engine, args.spark_master, spark_conf)
+    return create_engine(args.engine, args.spark_master, spark_conf, args.spark_remote)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ import dagster as dg
 import pandas as pd
 
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
-from hudi_assets.orchestration.checks import check_result, retention_guard
+from hudi_assets.orchestration.checks import check_result, retention_guard, version_guard
 from hudi_assets.orchestration.display import bytes_metadata, table_value
 from hudi_assets.orchestration.invariants import ARCHIVE_SCHEMA, violations
 from hudi_assets.orchestration.resources import HudiTableRegistry
@@ -28,7 +28,8 @@ def _state(instant) -> str:
 def archive_batch(context: dg.AssetExecutionContext, key: str):
     """Archives the instants Hudi 0.15's archiver would, reporting each fence that limited it."""
     hudi = context.resources.hudi
-    if not (yield from retention_guard(context, hudi, key)):
+    if not ((yield from retention_guard(context, hudi, key))
+            and version_guard(context, hudi, key, "archive")):
         return
     archiver = _archiver(hudi, key)
     before = len(archiver.table.active_timeline)
@@ -65,7 +66,8 @@ def archive_batch(context: dg.AssetExecutionContext, key: str):
 def merged_archive_files(context: dg.AssetExecutionContext, key: str):
     """Merges small archive files when `hoodie.archive.merge.enable` is set (or says why not)."""
     hudi = context.resources.hudi
-    if not (yield from retention_guard(context, hudi, key)):
+    if not ((yield from retention_guard(context, hudi, key))
+            and version_guard(context, hudi, key, "archive")):
         return
     archiver = _archiver(hudi, key)
     before = {s.name: s.size for s in archiver.archived.archive_files()}

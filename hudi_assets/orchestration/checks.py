@@ -19,6 +19,7 @@ import pandas as pd
 
 from hudi_assets import config_options as opt
 from hudi_assets.config import ConfigOption, WriteConfig
+from hudi_assets.exceptions import UnsupportedTableError
 from hudi_assets.findings import Finding, Severity
 from hudi_assets.orchestration.display import table_value
 from hudi_assets.orchestration.invariants import describe
@@ -96,6 +97,16 @@ def refused(context: dg.OpExecutionContext, message: str) -> bool:
     """Logs why a step stops before touching the table; False, for `return (yield from guard(...))`."""
     context.log.error(f"refused: {message}")
     return False
+
+
+def version_guard(context: dg.OpExecutionContext, hudi: HudiTableRegistry, key: str, service: str) -> bool:
+    """Whether the table's version has `service` (Hudi 1.x tables are read, not yet cleaned or archived):
+    when not, the step refuses with the core's reason and the steps after it are skipped."""
+    try:
+        hudi.open(key).config.check_service(service, hudi.base_path(key))
+    except UnsupportedTableError as exc:
+        return refused(context, f"{key}: {exc}; nothing was planned, deleted or archived")
+    return True
 
 
 def retention_guard(context: dg.OpExecutionContext, hudi: HudiTableRegistry, key: str):

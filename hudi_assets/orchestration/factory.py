@@ -50,6 +50,7 @@ from hudi_assets.orchestration.metadata_services_assets import (
     metadata_services,
 )
 from hudi_assets.orchestration.operations import operation_jobs
+from hudi_assets.orchestration.orphan_assets import ORPHAN_CHECK, ORPHAN_DESCRIPTION, orphan_files
 from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.orchestration.tables import (
     RUNBOOK,
@@ -98,6 +99,9 @@ STEPS = (
     Step("metadata_services", metadata_services, "clean_result", deletes=True,
          checks=((BLOCKED_CHECK, BLOCKED_DESCRIPTION),)),
 )
+# Per table, beside the maintenance job (a full listing each time: its own job, no automation).
+ORPHAN_STEP = Step("orphan_files", orphan_files, "timeline_snapshot", spark=True,
+                   checks=((ORPHAN_CHECK, ORPHAN_DESCRIPTION),))
 
 @dataclass(frozen=True)
 class StandaloneCheck:
@@ -246,6 +250,7 @@ def build_hudi_maintenance_assets(registry: HudiTableRegistry, *, partitioned: b
     built = HudiMaintenanceDefinitions()
     # One local Spark at a time: a run holding the Spark pool keeps every other Spark run queued.
     spark_pool = SPARK_POOL if registry.engine == "spark" else None
+    orphan_assets: list[dg.AssetsDefinition] = []  # per table only; outside the automation's selection
     if partitioned:
         owners = list(dict.fromkeys([*translator.owners, *registry.owners]))
         layout = _Layout(["hudi"], PARTITIONED_GROUP, lambda context: context.partition_key, TABLES,
@@ -275,9 +280,16 @@ def build_hudi_maintenance_assets(registry: HudiTableRegistry, *, partitioned: b
                 tags=translator.run_tags(spec, registry), executor_def=dg.in_process_executor,
                 description=f"Maintenance of {spec.database}.{spec.key} ({spec.base_path})."))
             targets[spec.key] = TableTarget(spec.key, keys, translator.job_name(spec))
+            orphans = _asset(ORPHAN_STEP, layout)
+            orphan_assets.append(orphans)
+            built.jobs.append(dg.define_asset_job(
+                f"{translator.job_name(spec)}__orphan_files", selection=dg.AssetSelection.assets(orphans.key),
+                tags=translator.run_tags(spec, registry), executor_def=dg.in_process_executor,
+                description=f"Orphan files of {spec.database}.{spec.key} ({spec.base_path})."))
         target = targets.get
     built.jobs += operation_jobs()
     selection = dg.AssetSelection.assets(*[a.key for a in built.assets])
+    built.assets += orphan_assets
     built.sensors = [build_sensor(selection, target, TABLES if partitioned else None)]
     built.schedules = [build_schedule(selection, target, TABLES if partitioned else None)]
     return built

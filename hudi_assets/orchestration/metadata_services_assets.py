@@ -16,7 +16,7 @@ import pandas as pd
 
 from hudi_assets.metadata_services import ActiveWriterError, MetadataServices, MetadataServicesStatus
 from hudi_assets.metadata_services.services import check_no_other_writer
-from hudi_assets.orchestration.checks import logged, retention_guard
+from hudi_assets.orchestration.checks import logged, retention_guard, version_guard
 from hudi_assets.orchestration.display import bytes_metadata, table_value
 
 BLOCKED_CHECK = "mdt_compaction_not_blocked"
@@ -51,7 +51,8 @@ def metadata_services(context: dg.AssetExecutionContext, key: str):
     provider), reporting deltacommits since compaction, log files and bytes before and after, and
     what blocked each service."""
     hudi = context.resources.hudi
-    if not (yield from retention_guard(context, hudi, key)):
+    if not (yield from retention_guard(context, hudi, key)) or not version_guard(
+            context, hudi, key, "metadata table services"):
         return
     table = hudi.open(key)
     if not table.config.has_metadata_table:

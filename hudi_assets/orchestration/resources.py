@@ -51,6 +51,11 @@ class HudiTableRegistry(dg.ConfigurableResource):
         description="Where per-partition and per-file work runs: 'spark' (the spark resource) or 'local' "
                     "(a thread pool, for small tables).",
     )
+    spark_remote: str = Field(
+        default="",
+        description="With engine 'spark': the Spark Connect server (sc://HOST:PORT) every run shares, so "
+                    "no run starts a JVM (`scripts/ui.sh` starts one); empty: the spark resource.",
+    )
     owners: list[str] = Field(
         default_factory=list,
         description="Owners of every table (emails or team:name), shown on every asset; table_owners adds.",
@@ -126,6 +131,8 @@ class HudiTableRegistry(dg.ConfigurableResource):
             return LocalEngine()
         if self.engine != "spark":
             raise InvalidConfigError(f"engine={self.engine!r}: expected 'spark' or 'local'")
+        if self.spark_remote:
+            return SparkEngine(remote=self.spark_remote)
         return SparkEngine(session=spark.spark_session)
 
 

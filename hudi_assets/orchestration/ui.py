@@ -1,7 +1,9 @@
 """`bash scripts/ui.sh`: the Dagster UI on a prepared instance, stopped cleanly.
 
 Prepares DAGSTER_HOME (telemetry off, one run per table, the Spark pool: `instance.prepare_dagster_home`),
-runs `dagster dev` in its own process group, and on Ctrl-C or SIGTERM stops the whole group: SIGTERM,
+starts the warm engine the runs share (a Spark Connect server, `hudi_assets.spark_connect`, exported as
+`HUDI_ASSETS_SPARK_REMOTE`) unless the engine is local or a server is given, runs `dagster dev` in its own
+process group, and on Ctrl-C or SIGTERM stops the whole group: SIGTERM,
 then SIGKILL of whatever is left after `GRACE_SECONDS`, all within `STOP_SECONDS`.
 
 Why a launcher: started from a non-interactive shell (`cmd &`, a CI step, a service manager),
@@ -84,13 +86,27 @@ def main(args: list[str] | None = None) -> int:
     parser.add_argument("--definitions", default="definitions.py", help="the Dagster definitions file")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=3000)
+    parser.add_argument("--no-warm-spark", action="store_true",
+                        help="do not start a Spark Connect server: each Spark run starts its own JVM")
     options = parser.parse_args(args)
     home = prepare_dagster_home(Path(options.home).resolve())
     env = {**os.environ, "DAGSTER_HOME": str(home)}
+    server = None
+    if not (options.no_warm_spark or env.get("HUDI_ASSETS_SPARK_REMOTE")
+            or env.get("HUDI_ASSETS_ENGINE", "spark").strip().lower() == "local"):
+        from hudi_assets.spark_connect import start_server
+
+        server = start_server(port=0, log=home / "spark-connect" / "server.log")
+        env["HUDI_ASSETS_SPARK_REMOTE"] = server.url
+        print(f"warm Spark: a Spark Connect server at {server.url}", file=sys.stderr, flush=True)
     print(f"DAGSTER_HOME={home} (one run per table, one Spark run at a time); UI at "
           f"http://{options.host}:{options.port}", file=sys.stderr, flush=True)
-    return run([sys.executable, "-m", "dagster", "dev", "-f", options.definitions, "-h", options.host,
-                "-p", str(options.port)], env)
+    try:
+        return run([sys.executable, "-m", "dagster", "dev", "-f", options.definitions, "-h", options.host,
+                    "-p", str(options.port)], env)
+    finally:
+        if server is not None:
+            server.stop()
 
 
 if __name__ == "__main__":

@@ -153,6 +153,7 @@ class Rollbacker:
         The caller holds the table lock (`lock`). A metadata table is kept in step (refused before
         anything is written when it has a partition hudi-assets cannot update)."""
         table = self.table
+        table.config.check_service("rollback", table.base_path)
         heartbeat = HeartbeatConfig.from_write_config(table.write_config)
         failed = [i.timestamp for i in failed_writes(table, heartbeat, self.now_ms())]
         if failed or pending_rollbacks(table):
@@ -171,6 +172,7 @@ class Rollbacker:
         `HudiInputError` when `instant_time` is not a pending commit, deltacommit or non-clustering
         replacecommit, or when its writer's heartbeat is live, unless `force`."""
         table = self.table
+        table.config.check_service("rollback", table.base_path)
         refuse_future_instants(table, "roll back another instant", allowed=instant_time)
         self._refuse_unwritable()
         with table_lock(table, "rollback") as lock:

@@ -81,7 +81,8 @@ def _identity(lake) -> None:
     defs = build_definitions(registry)
     graph = defs.resolve_asset_graph()
     keys = set(graph.get_all_asset_keys())
-    assert keys == {_key("default", "cow", s) for s in STEPS} | {_key("sales", "mor", s) for s in STEPS}
+    assert keys == {_key(db, t, s) for db, t in (("default", "cow"), ("sales", "mor"))
+                    for s in (*STEPS, "orphan_files")}
     node = graph.get(_key("sales", "mor", "clean_plan"))
     assert node.group_name == "sales__mor"  # the global lineage names every table
     assert graph.get(_key("default", "cow", "clean_plan")).group_name == "default__cow"

@@ -87,3 +87,44 @@ def test_services_exit_2_in_one_line_and_reading_works(tmp_path, capsys, command
     assert main(["timeline", storage.base_uri, "--json"]) == 0
     assert '"completion_time": "200"' in capsys.readouterr().out
     assert HoodieTable(storage).maintenance.status().completed_commits == 1
+
+
+def test_the_service_objects_refuse_8_and_9_whichever_face_calls_them(tmp_path):
+    """The refusal lives in the core: a face that skips the command line's gate (Dagster, or code
+    building a service object) is refused the same, before anything is written."""
+    from hudi_assets.archive.archiver import HoodieTimelineArchiver
+    from hudi_assets.clean import Cleaner
+    from hudi_assets.rollback import Rollbacker
+
+    storage = _table(tmp_path)
+    before = sorted(s.path for s in storage.list("", recursive=True))
+    table = HoodieTable(storage)
+    for run in (lambda: Cleaner.for_table(table).clean(), lambda: Cleaner.for_table(table).dry_run(),
+                lambda: HoodieTimelineArchiver.for_table(table).archive(),
+                lambda: HoodieTimelineArchiver.for_table(table).dry_run(),
+                lambda: Rollbacker(table).rollback("100")):
+        with pytest.raises(UnsupportedTableError, match=r"table version 9 \(Hudi 1.x\) is not supported"):
+            run()
+    assert sorted(s.path for s in storage.list("", recursive=True)) == before
+
+
+@pytest.mark.dagster
+def test_the_dagster_graph_refuses_a_1x_table_on_a_skipped_step_not_a_failed_run(tmp_path):
+    import dagster as dg
+
+    from hudi_assets.orchestration.definitions import build_definitions
+    from hudi_assets.orchestration.resources import HudiTableRegistry
+
+    storage = _table(tmp_path / "t")
+    before = sorted(s.path for s in storage.list("", recursive=True))
+    registry = HudiTableRegistry(base_paths=[storage.base_uri], engine="local", dry_run=False)
+    job = build_definitions(registry).resolve_job_def("hudi_maintenance__default__t")
+    with dg.instance_for_test() as instance:
+        result = job.execute_in_process(instance=instance, raise_on_error=False)
+        logs = [e.message for e in instance.all_logs(result.run_id) if e.message]
+    assert result.success and not result.get_failed_step_keys()
+    materialized = {e.step_materialization_data.materialization.asset_key.path[-1]
+                    for e in result.get_asset_materialization_events()}
+    assert "clean_plan" not in materialized and "archive_batch" not in materialized
+    assert any("refused: t: " in m and "table version 9 (Hudi 1.x) is not supported yet" in m for m in logs)
+    assert sorted(s.path for s in storage.list("", recursive=True)) == before

@@ -1,0 +1,78 @@
+"""`hudi-assets repair orphans` in a loop beside a live writer (and the clean and archive loops): no
+file of a commit that completes is ever moved (issue 26's soak). The writer, its crashes and the
+shared lock are those of `tests/test_live_writer.py`."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from hudi_assets.exceptions import HudiAssetsError
+from hudi_assets.fsview import parse_base_file_name
+from hudi_assets.repair.quarantine import read_manifest, runs
+from hudi_assets.storage import Storage
+from hudi_assets.table import HoodieTable
+from hudi_assets.table_config import COPY_ON_WRITE, MERGE_ON_READ
+from hudi_assets.timeline import metadata
+from tests.test_live_writer import ARCHIVE_ARGS, CLEAN_ARGS, _outcomes, _run_soak
+
+pytestmark = pytest.mark.soak
+# The shortest minimum age the writer's settings allow (heartbeat expiry 2 s): the loop sees files of
+# commits that are still being written, and of crashed writes before and after their rollback.
+REPAIR_ARGS = ("repair", "orphans", "--engine", "local", "--min-age", "3s", "--json")
+
+
+def seed_orphans(base: Path, stop: threading.Event, seeded: set[str]) -> None:
+    """Every half second, beside the last completed commit's first base file: a speculative task's
+    copy of it (a completed commit's orphan) and a failed write's file (an instant on no timeline)."""
+    n = 0
+    while not stop.wait(0.5):
+        try:
+            table = HoodieTable(str(base))
+            active = table.active_timeline
+            last = active.commits_timeline().filter_completed().last()
+            paths = [p for p in metadata.commit_metadata(active, last).written_paths
+                     if p and p.endswith(".parquet")] if last else []
+        except (HudiAssetsError, OSError):
+            continue  # read while the writer or a clean changed the timeline: try again
+        if not paths:
+            continue
+        folder, _, name = paths[0].rpartition("/")
+        file_id, _, instant = parse_base_file_name(name)
+        n += 1
+        for orphan in (f"{folder}/{file_id}_9-9-{n}_{instant}.parquet",
+                       f"{folder}/seeded-{n}_0-0-0_{int(instant) + 1}.parquet"):
+            if (base / paths[0]).exists():
+                (base / orphan).write_bytes((base / paths[0]).read_bytes())
+                seeded.add(orphan)
+
+
+@pytest.mark.parametrize("table_type", [COPY_ON_WRITE, MERGE_ON_READ])
+def test_repair_orphans_beside_a_live_writer(tmp_path, table_type, request):
+    seconds = request.config.getoption("--soak-seconds")
+    stop, seeded = threading.Event(), set()
+    seeder = threading.Thread(target=seed_orphans, args=(tmp_path / "table", stop, seeded))
+    seeder.start()
+    try:
+        soak = _run_soak(tmp_path, table_type, seconds, (CLEAN_ARGS, ARCHIVE_ARGS, REPAIR_ARGS))
+    finally:
+        stop.set()
+        seeder.join()
+    time.sleep(3.5)  # the last seeded files reach the minimum age; one more run takes them
+    soak.cli(*REPAIR_ARGS)
+    failures = [(args, code, out[-3000:]) for args, code, out in soak.runs if code != 0]
+    assert not failures, failures
+    repairs = [out for args, _code, out in soak.runs if args[0] == "repair"]
+    assert len(repairs) >= 3, "the repair loop ran"
+    committed = {path for record in _outcomes(soak)["completed"] for path in record["files"]}
+    storage = Storage(str(soak.base))
+    moved = {o.path for run in runs(storage) for o in read_manifest(storage, run)}
+    assert not moved & committed, sorted(moved & committed)
+    assert moved and moved <= seeded, (len(moved), sorted(moved - seeded)[:5])
+    for out in repairs:  # every run's report parses, and names no committed file
+        report = json.loads(out[out.index("{"):out.rindex("}") + 1])
+        assert not {o["path"] for o in report["orphans"]} & committed
