@@ -80,8 +80,8 @@ def test_the_sensor_requests_a_run_when_only_the_metadata_services_are_due(tmp_p
     quiet = {"hoodie.clean.max.commits": "1000", "hoodie.keep.min.commits": "100",
              "hoodie.keep.max.commits": "110", **MAX_DELTA}
     registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=quiet, engine="local")
-    sensor = build_definitions(registry).resolve_sensor_def("hudi_maintenance_sensor")
-    with dg.instance_for_test() as instance:
+    with dg.instance_for_test() as instance:  # definitions resolve against a live instance
+        sensor = build_definitions(registry).resolve_sensor_def("hudi_maintenance_sensor")
         context = dg.build_sensor_context(instance=instance, resources={"hudi": registry})
         result = sensor.evaluate_tick(context)
     assert [r.tags["hudi/reason"] for r in result.run_requests] == ["metadata services"]
