@@ -135,6 +135,9 @@ INLINE_COMPACT_TRIGGER_STRATEGY = EnumOption(
     key="hoodie.compact.inline.trigger.strategy", default="NUM_COMMITS", choices=COMPACTION_TRIGGERS,
     doc="MOR: count-based strategies (NUM_COMMITS, NUM_AND_TIME) fence archiving at the delta commits kept")
 
+METADATA_COMPACT_MAX_DELTA_COMMITS = IntOption(
+    key="hoodie.metadata.compact.max.delta.commits", default=10, minimum=1,
+    doc="metadata table: deltacommits since its last compaction that make the next one due")
 METADATA_COLUMN_STATS_COLUMNS = StrOption(
     key="hoodie.metadata.index.column.stats.column.list", default="",
     doc="columns the metadata table's column_stats index covers (comma-separated); unset: a clean "
@@ -152,6 +155,11 @@ ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
     ARCHIVE_MERGE_ENABLE, ARCHIVE_MERGE_SMALL_FILE_LIMIT_BYTES, ARCHIVE_MERGE_FILES_BATCH_SIZE,
     FAIL_ON_TIMELINE_ARCHIVING, INLINE_COMPACT_NUM_DELTA_COMMITS, INLINE_COMPACT_TRIGGER_STRATEGY,
     CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED)
+
+# The metadata table's services read these of the data table (its own settings derive from them).
+METADATA_SERVICES_OPTIONS: tuple[ConfigOption, ...] = (
+    METADATA_COMPACT_MAX_DELTA_COMMITS, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, FAILED_WRITES_CLEANER_POLICY,
+    CLEAN_DELETE_BATCH)
 
 # ------------------------------------------------------------------------------ checks across settings
 RETAINED_BELOW_KEEP_MIN = f"{CLEANER_COMMITS_RETAINED.key} must be < {KEEP_MIN_COMMITS.key}"

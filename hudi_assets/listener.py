@@ -1,6 +1,7 @@
 """`Listener`: what every table service tells about its run, one protocol for all of them.
 
-The services (`Cleaner`, `Rollbacker`, `HoodieTimelineArchiver`, the metadata table writer) call
+The services (`Cleaner`, `Rollbacker`, `HoodieTimelineArchiver`, the metadata table writer and its
+`MetadataServices`) call
 `reached(step, count)` at each `Step` of their runs, so a test can inject a fault (a crash, a pause)
 there, and `progress(done, total)` while a clean deletes, so a face can show how far it got.
 Production passes none (`QUIET`); nothing a listener does changes what a service decides.
@@ -25,6 +26,11 @@ class Step(Enum):
     MDT_BLOCK_WRITTEN = "metadata log block written"  # count: blocks written so far
     MDT_COMPLETED = "metadata deltacommit completed"
     MDT_ROLLED_BACK = "metadata instant of the failed write rolled back"
+    # a metadata table's compaction (MetadataServices, metadata.compaction.execute_compaction)
+    COMPACTION_REQUESTED = "metadata compaction plan written"
+    COMPACTION_INFLIGHT = "metadata compaction inflight written"
+    COMPACTION_BASE_FILE_WRITTEN = "metadata compaction base file written"  # count: base files so far
+    COMPACTION_COMPLETED = "metadata compaction completed"
     # a rollback (Rollbacker, RollbackActionExecutor)
     ROLLBACK_REQUESTED = "rollback plan written"
     ROLLBACK_INFLIGHT = "rollback inflight written"

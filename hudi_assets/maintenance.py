@@ -3,9 +3,10 @@
 `HoodieTable(path, hoodie_conf={...}).maintenance.clean(dry_run=True)` plans without writing;
 `clean()` runs one clean as Hudi's write client does; `archive()` archives and merges; `rollback(t)`
 rolls back a failed write; `status()` says what is due, cheaply, from one listing of `.hoodie/`;
-`check()` returns the findings on the settings. The CLI and the Dagster assets call the same service
-objects (`Cleaner`, `Rollbacker`, `HoodieTimelineArchiver`), so a fix lands once; each operation
-returns one result type, dry run or not (`CleanResult`, `ArchiveResult`, `RollbackResult`).
+`check()` returns the findings on the settings; `metadata_services()` compacts, cleans and archives
+the metadata table. The CLI and the Dagster assets call the same service
+objects (`Cleaner`, `Rollbacker`, `HoodieTimelineArchiver`, `MetadataServices`), so a fix lands once; each
+operation returns one result type, dry run or not (`CleanResult`, `ArchiveResult`, `RollbackResult`).
 
 Findings (`config_options.check`): an ERROR raises `SettingsRefusedError` before anything but
 hoodie.properties is read; a WARN is logged and returned by `check()`; `strict=True` refuses on it too.
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from hudi_assets.config import WriteConfig
     from hudi_assets.findings import Finding
     from hudi_assets.listener import Listener
+    from hudi_assets.metadata_services import ServicesResult
     from hudi_assets.repair import OrphanFilesResult
     from hudi_assets.rollback import Rollbacker, RollbackResult
     from hudi_assets.savepoint import Savepoint, SavepointUsage
@@ -163,6 +165,15 @@ class TableMaintenance:
         self._checked(strict)
         archiver = HoodieTimelineArchiver.for_table(self.table)
         return archiver.dry_run() if dry_run else archiver.archive()
+
+    def metadata_services(self, *, dry_run: bool = False, no_active_writer: bool = False,
+                          services: tuple[str, ...] = ("compaction", "clean", "archive")) -> ServicesResult:
+        """The metadata table's compaction, clean and archive without a data write, in Hudi's order
+        (`hudi_assets.metadata_services`); a dry run reports what is due and what blocks it. Runs only
+        under a lock provider shared with the writers or with `no_active_writer=True`."""
+        from hudi_assets.metadata_services import MetadataServices
+
+        return MetadataServices(self.table).run(services, dry_run=dry_run, no_active_writer=no_active_writer)
 
     def status(self) -> MaintenanceStatus:
         return maintenance_status(self.table, self.table.write_config)

@@ -2,7 +2,7 @@
 
 Selecting decides and writes nothing. Every fence is reported with the instant it stands at and the
 reason, so `--dry-run` can say why an instant stays active (savepoints, the oldest pending write,
-the compaction and clustering fences, the metadata table).
+the compaction and clustering fences, the metadata table; for a metadata table, its data table).
 """
 
 from __future__ import annotations
@@ -11,10 +11,19 @@ from dataclasses import dataclass, field
 
 from hudi_assets.archive.config import ArchiveConfig, KeepRange, keep_range
 from hudi_assets.avro import deserialize_metadata
-from hudi_assets.exceptions import InvalidConfigError, UnsupportedTableError
+from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
-from hudi_assets.timeline.instant import CLEAN, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK, Instant, State
+from hudi_assets.timeline.instant import (
+    CLEAN,
+    COMMIT,
+    DELTA_COMMIT,
+    REPLACE_COMMIT,
+    ROLLBACK,
+    SAVEPOINT,
+    Instant,
+    State,
+)
 from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline, Timeline
 
 METADATA_TABLE_FOLDER = f"{METAFOLDER}/metadata"
@@ -172,11 +181,29 @@ def _metadata_table_fence(table: HoodieTable) -> Fence | None:
                  f"latest metadata-table compaction {compaction.timestamp}: newer instants stay")
 
 
+def _data_table_fence(table: HoodieTable, config: ArchiveConfig) -> Fence:
+    """A metadata table's archive: nothing at or after the data table's earliest commit (the first
+    non-savepointed one beyond savepoints) or its earliest pending instant of any action
+    (`TimelineUtils.getEarliestInstantForMetadataArchival`); the metadata table's rollback records
+    need the data instants still active."""
+    data = Storage(table.base_path[:-len(METADATA_TABLE_FOLDER) - 1], table.storage.options)
+    timeline = ActiveTimeline.load(data)
+    commits = timeline.commits_timeline()
+    if config.archive_beyond_savepoint:
+        saved = set(timeline.filter_actions({SAVEPOINT}).timestamps)
+        commits = commits.filter(lambda i: i.timestamp not in saved)
+    earliest = ((timeline.filter_pending().first(), "earliest pending instant"),
+                (commits.first(), "earliest commit"))
+    candidates = [(i.timestamp, why) for i, why in earliest if i is not None]
+    if not candidates:
+        return Fence("data table", None, "the data table has no commit and no pending instant")
+    instant, why = min(candidates, key=lambda candidate: candidate[0])  # a pending commit: named pending
+    return Fence("data table", instant, f"the data table's {why} {instant}: newer instants stay")
+
+
 def select_instants_to_archive(table: HoodieTable, config: ArchiveConfig,
                                active: ActiveTimeline | None = None) -> ArchiveSelection:
     """Hudi 0.15's choice of instants to archive, with every fence and its reason."""
-    if table.base_path.rstrip("/").endswith(f"/{METADATA_TABLE_FOLDER}"):
-        raise UnsupportedTableError(f"{table.base_path}: is a metadata table; archive its data table instead")
     active = active or table.active_timeline
     is_mor = table.config.is_mor
     table_commits = active.completed_commits_timeline(is_mor)
@@ -203,10 +230,12 @@ def select_instants_to_archive(table: HoodieTable, config: ArchiveConfig,
         selection.notes.append(f"{len(table_commits)} completed commits <= max {keep.max_commits}: "
                                "no commit is archived")
     chosen = selection.clean_rollback + selection.commits
-    mdt = _metadata_table_fence(table)
+    is_metadata_table = table.base_path.rstrip("/").endswith(f"/{METADATA_TABLE_FOLDER}")
+    mdt = _data_table_fence(table, config) if is_metadata_table else _metadata_table_fence(table)
     if mdt is not None:
         fences.append(mdt)
-        chosen = [i for i in chosen if i.timestamp < mdt.instant] if mdt.instant else []
+        chosen = ([i for i in chosen if i.timestamp < mdt.instant] if mdt.instant
+                  else chosen if is_metadata_table else [])
     selection.fences = fences
     selection.instants = chosen
     by_key: dict[tuple[str, str], list[Instant]] = {}

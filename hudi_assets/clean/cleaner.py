@@ -240,26 +240,28 @@ class Cleaner:
         """The safety rule over a plan not yet requested, as of the instant it would be requested at."""
         return self._validate([(self._next_requested().timestamp, "new clean plan", plan)])
 
-    def request(self, plan: CleanerPlan) -> str | None:
-        """Validate a plan in memory, then persist it as `<t>.clean.requested` at a new instant time.
-        None (nothing written) when the plan lists no file, as Hudi drops such plans. The empty
-        completed clean the planner of `plan` found is deleted as Hudi does, once the plan passed."""
+    def request(self, plan: CleanerPlan, *, instant_time: str | None = None) -> str | None:
+        """Validate a plan in memory, then persist it as `<t>.clean.requested` at a new instant time
+        (`instant_time`: at that one instead, as a metadata table's writer cleans at its latest
+        deltacommit + `002`). None (nothing written) when the plan lists no file, as Hudi drops such
+        plans. The empty completed clean the planner of `plan` found is deleted as Hudi does, once the
+        plan passed."""
         if plan.total_files == 0 and self._empty_last_clean(plan) is None:
             return None
         with self._lock():
-            return self._request(plan)
+            return self._request(plan, instant_time)
 
     def _empty_last_clean(self, plan: CleanerPlan) -> Instant | None:
         planner = self._planner_of(plan)
         return planner.empty_last_clean if planner is not None else None
 
-    def _request(self, plan: CleanerPlan) -> str | None:
+    def _request(self, plan: CleanerPlan, instant_time: str | None = None) -> str | None:
         empty_last_clean = self._empty_last_clean(plan)
         if plan.total_files == 0:
             self._delete_empty_last_clean(empty_last_clean)
             return None
         table = self.table
-        requested = self._next_requested()
+        requested = Instant(instant_time, CLEAN, State.REQUESTED) if instant_time else self._next_requested()
         instant_time = requested.timestamp
         path = table.active_timeline.state_file_path(requested)
         report = self._validate([(instant_time, f"new clean plan {requested.file_name}", plan)])

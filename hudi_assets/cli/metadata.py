@@ -1,9 +1,13 @@
-"""`hudi-assets metadata PATH [--json] [--validate]`: read a table's metadata table, any table version.
+"""`hudi-assets metadata PATH [--json] [--validate | --services | --compact | --clean | --archive |
+--run-services]`: a table's metadata table.
 
-Read-only. Shows the metadata partitions with the latest merged file slice of each file group, the
-latest metadata compaction and the deltacommits since, and per data partition what the `files`
-partition lists. `--validate` compares that listing with storage: exit 0 consistent, 1 drift (each
-difference named), 2 bad input or no metadata table.
+Without an action, read-only: the metadata partitions with the latest merged file slice of each file
+group, the latest metadata compaction and the deltacommits since, and per data partition what the
+`files` partition lists. `--validate` compares that listing with storage: exit 0 consistent, 1 drift
+(each difference named), 2 bad input or no metadata table. `--services` says for each of the metadata
+table's services whether it is due and what blocks it; `--compact`, `--clean`, `--archive` run one,
+`--run-services` all three in Hudi's order (each with `--dry-run`; table version 6 metadata tables),
+only under a lock provider shared with the writers or with `--no-active-writer`.
 """
 
 from __future__ import annotations
@@ -13,26 +17,48 @@ import json
 import sys
 from typing import Any
 
+from hudi_assets.cli.metadata_services import run_services
+from hudi_assets.config_options import METADATA_SERVICES_OPTIONS, settings_epilog
 from hudi_assets.metadata.file_group import DataFile, MetadataFileSlice
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata.validate import validate_files
+from hudi_assets.metadata_services.services import SERVICES
 
 
 def add_parser(subparsers) -> None:
     from hudi_assets.cli.main import add_table_arguments
 
     parser = subparsers.add_parser(
-        "metadata", help="show a table's metadata table (read-only; table versions 6, 8, 9)")
-    add_table_arguments(parser)
+        "metadata", help="show a table's metadata table (read-only; table versions 6, 8, 9); compact, clean "
+                         "and archive it (table version 6)",
+        epilog=settings_epilog(METADATA_SERVICES_OPTIONS),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_table_arguments(parser, config=True)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--validate", action="store_true",
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--validate", action="store_true",
                         help="compare the files listing with storage: exit 1 on any difference")
-    parser.set_defaults(func=run)
+    action.add_argument("--services", action="store_true",
+                        help="for compaction, clean and archive of the metadata table: due or not, and "
+                             "what blocks it")
+    for flag, service in (("--compact", "compaction"), ("--clean", "clean"), ("--archive", "archive")):
+        action.add_argument(flag, dest="service", action="append_const", const=service,
+                            help=f"run the metadata table's {service} as its writer would")
+    action.add_argument("--run-services", dest="service", action="store_const", const=list(SERVICES),
+                        help="finish a pending compaction, then clean, compact and archive the metadata "
+                             "table, in Hudi's order (under LAZY, failed data writes are rolled back first)")
+    parser.add_argument("--dry-run", action="store_true", help="with a service: say what it would do")
+    parser.add_argument("--no-active-writer", action="store_true",
+                        help="state that no writer is running (checked: no pending data instant and none "
+                             "completed in the last hour); needed unless a lock provider is configured")
+    parser.set_defaults(func=run, service=None)
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli.main import parse_storage_options
+    from hudi_assets.cli.main import open_table, parse_storage_options
 
+    if args.services or args.service:
+        return run_services(open_table(args), args)
     metadata = MetadataTable(args.path, parse_storage_options(args.storage_option))
     if args.validate:
         return _report_validation(metadata, args.json)

@@ -76,14 +76,21 @@ def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> Hood
 
 def refuse_pending_compaction(mdt: HoodieTable, action: str) -> None:
     """A pending (log) compaction of the metadata table, a writer's that died mid-way: a deltacommit
-    written beside it would be merged wrongly, so nothing is done until that writer's next start
-    finishes it. Checked before the first delete, not only when the metadata table is written."""
-    pending = mdt.reload_timeline().filter_actions({COMPACTION, LOG_COMPACTION}).filter_pending()
+    written beside it would be merged wrongly, so nothing is done until it completes. Checked before
+    the first delete, not only when the metadata table is written. A compaction is finished by
+    `hudi-assets metadata PATH --compact`; a log compaction (which we do not run) by the writer."""
+    timeline = mdt.reload_timeline()
+    pending = timeline.filter_actions({COMPACTION, LOG_COMPACTION}).filter_pending()
     if pending:
+        data_path = mdt.base_path[:-len(METADATA_FOLDER) - 1]
+        way_out = ("let the table's writer finish it first"
+                   if pending.filter_actions({LOG_COMPACTION}) else
+                   f"finish it with `hudi-assets metadata {data_path} --compact` (add --no-active-writer "
+                   "when the writers are stopped) or let the table's writer finish it first")
         raise HudiAssetsError(
             f"{mdt.storage.base_uri}: the metadata table has a pending compaction "
-            f"({', '.join(pending.timestamps)}); hudi-assets does not {action} until it completes: let "
-            "the table's writer finish it first. Nothing was changed")
+            f"({', '.join(pending.timestamps)}); hudi-assets does not {action} until it completes: "
+            f"{way_out}. Nothing was changed")
 
 
 def clean_records(table: HoodieTable, clean_metadata: Mapping[str, Any], instant_time: str

@@ -1,41 +1,60 @@
-"""Compaction of the metadata table, as Hudi 0.14/0.15's writer runs it in `performTableServices`.
+"""Compaction of the metadata table, as Hudi 0.15's writer runs it in `performTableServices`.
 
-Before each data-table write, the writer compacts the metadata table once its deltacommits since the
-last compaction reach `hoodie.metadata.compact.max.delta.commits` (10), unless a data instant at or
-before the latest metadata deltacommit is still pending or a metadata compaction is pending. The
-compaction instant is the latest deltacommit's time plus the suffix `001`, so later deltacommits
-synced over never sort before it. Every file slice with log files gets a new HFile base file holding
-its records merged as `HoodieMetadataPayload` merges them (base, then valid log blocks in order;
-deleted keys dropped), with `_hoodie_file_name` set to the new file and the key field blanked, as
-`HoodieAvroHFileWriter` writes them; then `T.compaction.requested` (the plan), `T.compaction.inflight`
-and `T.commit` (the commit metadata) complete it. A slice holding no record and no base file gets no
-new file, as in Hudi. The metadata table's markers, which Hudi deletes on completion, are not written.
-The metadata table's clean (of the slices a compaction superseded) stays with the table's writer.
+The writer compacts the metadata table once its deltacommits since the last compaction reach
+`hoodie.metadata.compact.max.delta.commits` (10), unless a data instant at or before the latest
+metadata deltacommit is still pending or a metadata compaction is pending. The compaction instant is
+the latest deltacommit's time plus the suffix `001`, so later deltacommits synced over never sort
+before it. Every file slice with log files gets a new HFile base file holding its records merged as
+`HoodieMetadataPayload` merges them (base, then valid log blocks in order; keys of delete blocks
+dropped, as `getInsertValue` drops a deleted record; column-stats and bloom-filter entries flagged
+deleted are records and stay), with `_hoodie_file_name` set to the new file and the key field
+blanked, as `HoodieAvroHFileWriter` writes them. Steps: `T.compaction.requested` (the plan, written
+by `schedule_compaction`), then `execute_compaction` reads the plan back (ours or a Java writer's):
+`T.compaction.inflight`, the base files, `T.commit` (the commit metadata). A slice holding no record
+and no base file gets no new file, as in Hudi. The metadata table's markers, which Hudi deletes on
+completion, are not written. A compaction left inflight by a crash is rolled back to requested
+(its base files deleted by a rollback instant) and executed again under the same time
+(`complete_pending_compaction`), as `runAnyPendingCompactions` does. Log compaction is off by default
+in 0.15 (`hoodie.metadata.log.compaction.enable` false) and not done here.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import fastavro
 
 from hudi_assets import bloom
-from hudi_assets.avro import serialize_metadata
+from hudi_assets.avro import deserialize_metadata, serialize_metadata
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
+from hudi_assets.fsview import parse_base_file_name
 from hudi_assets.hfile import HFileReader, write_hfile
 from hudi_assets.java_collections import in_java_hashmap_order
+from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.logformat import BlockType, HeaderKey
 from hudi_assets.logformat.delete_block import decode_delete_block
 from hudi_assets.logformat.hfile_block import avro_schema
-from hudi_assets.metadata.file_group import HFILE_EXTENSION, BlockFilter, MetadataFileSlice, valid_log_blocks
+from hudi_assets.metadata.file_group import (
+    HFILE_EXTENSION,
+    BlockFilter,
+    DataFile,
+    MetadataFileSlice,
+    valid_log_blocks,
+)
 from hudi_assets.metadata.records import FILE_LIST, PARTITION_LIST, FilesRecord, combine
 from hudi_assets.metadata.table import MetadataTable
+from hudi_assets.rollback.executor import RollbackActionExecutor
+from hudi_assets.rollback.metadata import RollbackPlan, RollbackRequest
 from hudi_assets.storage import Storage
+from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
-from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, Instant, State
+from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, ROLLBACK, Instant, State
+from hudi_assets.timeline.instant_time import new_instant_time
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_DELTA_COMMITS = 10  # hoodie.metadata.compact.max.delta.commits
 COMPACTION_SUFFIX = "001"  # HoodieTableMetadataUtil.OperationSuffix.COMPACTION
@@ -191,71 +210,174 @@ def base_file_bytes(records: dict[str, dict[str, Any]], schema_text: str, file_n
 
 
 # ---------------------------------------------------------------------------------- compaction
-@dataclass(frozen=True)
-class _Operation:
-    slice: MetadataFileSlice
+def plan_entry(file_slice: MetadataFileSlice) -> dict[str, Any]:
+    """One `HoodieCompactionOperation` of the plan: the slice's base file and log files by name."""
+    base = file_slice.base_file
+    return {
+        "baseInstantTime": base.instant if base else file_slice.log_files[0].instant,
+        "deltaFilePaths": [f.name for f in file_slice.log_files],
+        "dataFilePath": base.name if base else None,
+        "fileId": file_slice.file_id,
+        "partitionPath": file_slice.partition,
+        "metrics": compaction_metrics(base.size if base else None, [f.size for f in file_slice.log_files]),
+        "bootstrapFilePath": None,
+    }
 
-    @property
-    def log_sizes(self) -> list[int]:
-        return [f.size for f in self.slice.log_files]
 
-    def plan_entry(self) -> dict[str, Any]:
-        base = self.slice.base_file
-        return {
-            "baseInstantTime": base.instant if base else self.slice.log_files[0].instant,
-            "deltaFilePaths": [f.name for f in self.slice.log_files],
-            "dataFilePath": base.name if base else None,
-            "fileId": self.slice.file_id,
-            "partitionPath": self.slice.partition,
-            "metrics": compaction_metrics(base.size if base else None, self.log_sizes),
-            "bootstrapFilePath": None,
-        }
+def compaction_plan(metadata: MetadataTable) -> dict[str, Any]:
+    """The `HoodieCompactionPlan` of every file slice with log files (UnBoundedCompactionStrategy, which
+    0.15's metadata write config sets, keeps the operations in the order they are generated: metadata
+    partition, then file group)."""
+    operations = [plan_entry(s) for partition in metadata.partitions
+                  for s in metadata.file_slices(partition) if s.log_files]
+    return {"operations": operations, "extraMetadata": None, "version": 2, "strategy": None,
+            "preserveHoodieMetadata": False}
+
+
+def schedule_compaction(metadata: MetadataTable, instant_time: str) -> Instant:
+    """Write `<instant_time>.compaction.requested` (the plan); returns the requested instant."""
+    requested = Instant(instant_time, COMPACTION, State.REQUESTED)
+    _create(metadata.storage, metadata.timeline.state_file_path(requested),
+            serialize_metadata("HoodieCompactionPlan", compaction_plan(metadata)))
+    return requested
+
+
+def read_compaction_plan(metadata: MetadataTable, instant_time: str) -> list[MetadataFileSlice]:
+    """The file slices a requested compaction plan (ours or a Java writer's) merges, with the sizes of
+    their files on storage; a planned file that is gone makes the plan unusable."""
+    storage = metadata.storage
+    rel = metadata.timeline.state_file_path(Instant(instant_time, COMPACTION, State.REQUESTED))
+    plan = deserialize_metadata(storage.read(rel), "HoodieCompactionPlan", storage.uri(rel))
+    slices = []
+    for op in plan.get("operations") or []:
+        partition = op["partitionPath"]
+        data_file = op.get("dataFilePath")
+        base = _planned_file(storage, rel, partition, data_file, parse_base_file_name(data_file)[2]) \
+            if data_file else None
+        logs = [_planned_file(storage, rel, partition, name, op["baseInstantTime"])
+                for name in op.get("deltaFilePaths") or []]
+        slices.append(MetadataFileSlice(partition, op["fileId"], base, logs))
+    return slices
+
+
+def _planned_file(storage: Storage, plan_rel: str, partition: str, name: str, instant: str) -> DataFile:
+    status = storage.status(f"{partition}/{name}")
+    if status is None:
+        raise CorruptFileError(storage.uri(plan_rel), f"planned file {partition}/{name} does not exist")
+    return DataFile(name, instant, status.size)
 
 
 def default_write_token(task: int) -> str:
     return f"{task}-0-{task}"
 
 
-def compact(metadata: MetadataTable, instant_time: str,
-            write_token: Callable[[int], str] = default_write_token) -> Instant:
-    """Run the metadata table's compaction at `instant_time`: plan, new base files, commit."""
-    storage = metadata.storage
-    operations = [_Operation(s) for partition in metadata.partitions
-                  for s in metadata.file_slices(partition) if s.log_files]
-    # LogFileSizeBasedCompactionStrategy: the biggest log size first.
-    operations.sort(key=lambda op: -sum(op.log_sizes))
-    plan = {"operations": [op.plan_entry() for op in operations], "extraMetadata": None, "version": 2,
-            "strategy": None, "preserveHoodieMetadata": False}
-    timeline = metadata.timeline
+def execute_compaction(metadata: MetadataTable, instant_time: str,
+                       write_token: Callable[[int], str] = default_write_token, *,
+                       listener: Listener = QUIET) -> Instant:
+    """Execute the requested compaction `instant_time`: `.inflight`, a new HFile base file per planned
+    slice, then `.commit` (the commit metadata). The `listener` hears `Step.COMPACTION_INFLIGHT`, each
+    `COMPACTION_BASE_FILE_WRITTEN` and `COMPACTION_COMPLETED`, so a test can crash the run there."""
+    storage, timeline = metadata.storage, metadata.timeline
+    operations = read_compaction_plan(metadata, instant_time)
     requested = Instant(instant_time, COMPACTION, State.REQUESTED)
-    _create(storage, timeline.state_file_path(requested), serialize_metadata("HoodieCompactionPlan", plan))
     _create(storage, timeline.state_file_path(requested.with_state(State.INFLIGHT)), b"")
+    listener.reached(Step.COMPACTION_INFLIGHT)
     stats: dict[str, list[WriteStat]] = {}
     schema = None
-    for task, op in enumerate(operations):
-        records, schema_text = merged_records(storage, op.slice, metadata.block_filter)
-        if schema_text is None or (not records and op.slice.base_file is None):
+    for task, file_slice in enumerate(operations):
+        records, schema_text = merged_records(storage, file_slice, metadata.block_filter)
+        if schema_text is None or (not records and file_slice.base_file is None):
             continue  # nothing to keep and no base file to replace: Hudi writes no file either
         schema = schema_text
-        name = f"{op.slice.file_id}_{write_token(task)}_{instant_time}{HFILE_EXTENSION}"
+        name = f"{file_slice.file_id}_{write_token(task)}_{instant_time}{HFILE_EXTENSION}"
         data = base_file_bytes(records, schema_text, name)
-        _create(storage, f"{op.slice.partition}/{name}", data)
-        base = op.slice.base_file
-        stats.setdefault(op.slice.partition, []).append(WriteStat.new(
-            fileId=op.slice.file_id, path=f"{op.slice.partition}/{name}",
+        _create(storage, f"{file_slice.partition}/{name}", data)
+        base = file_slice.base_file
+        log_sizes = [f.size for f in file_slice.log_files]
+        stats.setdefault(file_slice.partition, []).append(WriteStat.new(
+            fileId=file_slice.file_id, path=f"{file_slice.partition}/{name}",
             prevCommit=base.instant if base else "null", numWrites=len(records),
-            numInserts=len(records), totalWriteBytes=len(data), partitionPath=op.slice.partition,
-            totalLogFilesCompacted=len(op.slice.log_files), totalLogSizeCompacted=sum(op.log_sizes),
+            numInserts=len(records), totalWriteBytes=len(data), partitionPath=file_slice.partition,
+            totalLogFilesCompacted=len(file_slice.log_files), totalLogSizeCompacted=sum(log_sizes),
             fileSizeInBytes=len(data),
             runtimeStats={"totalScanTime": 0, "totalUpsertTime": 0, "totalCreateTime": 0}))
+        listener.reached(Step.COMPACTION_BASE_FILE_WRITTEN, task + 1)
     commit = CommitMetadata(in_java_hashmap_order(stats), compacted=True,
                             extra_metadata={"schema": schema} if schema else {}, operation_type="COMPACT")
     completed = Instant(instant_time, COMPACTION, State.COMPLETED)
     _create(storage, timeline.state_file_path(completed), timeline.commit_metadata_serde.serialize(commit))
+    listener.reached(Step.COMPACTION_COMPLETED)
     return Instant(instant_time, COMMIT, State.COMPLETED)
+
+
+def compact(metadata: MetadataTable, instant_time: str,
+            write_token: Callable[[int], str] = default_write_token) -> Instant:
+    """Schedule and execute the metadata table's compaction at `instant_time`."""
+    schedule_compaction(metadata, instant_time)
+    return execute_compaction(metadata, instant_time, write_token)
 
 
 def _create(storage: Storage, rel: str, data: bytes) -> None:
     """Write a new file; the compaction never overwrites one (Hudi creates them immutable)."""
     if not storage.create_if_absent(rel, data):
         raise HudiAssetsError(f"{storage.uri(rel)} exists already: compactions write new files only")
+
+
+# ------------------------------------------------------------------------------------ recovery
+def pending_compaction(metadata: MetadataTable) -> Instant | None:
+    """The oldest pending compaction of the metadata table (its writers run one at a time)."""
+    return metadata.timeline.filter_actions({COMPACTION}).filter_pending().first()
+
+
+def roll_back_inflight_compaction(metadata: MetadataTable, instant_time: str, *,
+                                  listener: Listener = QUIET) -> None:
+    """Undo the files an inflight compaction wrote and return it to requested, as 0.15's
+    `rollbackInflightCompaction` does before a compaction is executed again: a rollback instant
+    (resumed when one of this compaction is pending) deletes the base files of `instant_time` in the
+    planned partitions (listing-based: the metadata table's writer keeps no markers), keeping the
+    compaction's state files; then its `.inflight` goes."""
+    mdt = HoodieTable(metadata.storage)
+    timeline = mdt.reload_timeline()
+    rollback, plan = _pending_rollback_of(mdt, instant_time) or (None, None)
+    if rollback is None:
+        requests = []
+        for file_slice in read_compaction_plan(metadata, instant_time):
+            names, _ = metadata.storage.list_names(file_slice.partition)
+            suffix = f"_{instant_time}{HFILE_EXTENSION}"
+            written = [n for n in names if n.startswith(f"{file_slice.file_id}_") and n.endswith(suffix)]
+            base = file_slice.base_file.instant if file_slice.base_file else ""
+            requests += [RollbackRequest(file_slice.partition, file_slice.file_id, base,
+                                         files_to_delete=(metadata.storage.uri(f"{file_slice.partition}/{n}"),))
+                         for n in written]
+        plan = RollbackPlan(instant_time, COMPACTION, tuple(requests))
+        rollback_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
+                                         mdt.config.timeline_timezone)
+        rollback = Instant(rollback_time, ROLLBACK, State.REQUESTED)
+        _create(metadata.storage, timeline.state_file_path(rollback), plan.serialize())
+    log.info("rolling back inflight metadata table compaction %s at %s", instant_time, rollback.timestamp)
+    RollbackActionExecutor(mdt, rollback, plan, listener=listener, delete_instant=False).execute()
+    inflight = Instant(instant_time, COMPACTION, State.INFLIGHT)
+    metadata.storage.delete_checked([timeline.state_file_path(inflight)])
+
+
+def _pending_rollback_of(mdt: HoodieTable, instant_time: str) -> tuple[Instant, RollbackPlan] | None:
+    """A pending rollback of compaction `instant_time` (`getPendingRollbackInfo` with compactions
+    included), so a killed rollback is resumed rather than planned twice."""
+    timeline = mdt.reload_timeline()
+    for instant in timeline.rollback_timeline().filter_pending():
+        requested = Instant(instant.timestamp, ROLLBACK, State.REQUESTED)
+        plan = RollbackPlan.deserialize(timeline.read_details(requested),
+                                        mdt.storage.uri(timeline.state_file_path(requested)))
+        if plan.action == COMPACTION and plan.instant_time == instant_time:
+            return instant, plan
+    return None
+
+
+def complete_pending_compaction(metadata: MetadataTable, instant: Instant, *,
+                                listener: Listener = QUIET) -> Instant:
+    """Finish a pending compaction left by a crash (ours or a Java writer's) under its own instant
+    time, never a second one beside it: an inflight one is rolled back to requested first."""
+    if instant.state is State.INFLIGHT:
+        roll_back_inflight_compaction(metadata, instant.timestamp, listener=listener)
+    fresh = MetadataTable(metadata.data_storage)
+    return execute_compaction(fresh, instant.timestamp, listener=listener)

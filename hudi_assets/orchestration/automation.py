@@ -1,7 +1,8 @@
 """Sensor and schedule: maintenance runs when a table's timeline says it is due.
 
 Why a sensor and not `AutomationCondition`: whether a table is due is written in its timeline
-(commits since the last clean, completed commits past `hoodie.keep.max.commits`), which Hudi's
+(commits since the last clean, completed commits past `hoodie.keep.max.commits`, the metadata table's
+compaction, clean or archive due), which Hudi's
 writers change outside Dagster; automation conditions react to Dagster's own events (materializations,
 cron ticks, check results) and cannot read it. The sensor reads it, once per table per tick.
 
@@ -22,6 +23,7 @@ import dagster as dg
 
 from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.maintenance import MaintenanceStatus, maintenance_status
+from hudi_assets.metadata_services import services_status
 from hudi_assets.orchestration.checks import settings_in_force
 from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.orchestration.tables import TABLE_TAG, run_tags
@@ -124,7 +126,8 @@ def build_sensor(selection: dg.AssetSelection, target: Callable[[str], TableTarg
     @dg.sensor(name="hudi_maintenance_sensor", target=selection, minimum_interval_seconds=60,
                default_status=dg.DefaultSensorStatus.RUNNING,
                description="Registers tables and requests maintenance when commits since the last clean "
-                           "reach hoodie.clean.max.commits or completed commits exceed keep.max.commits.")
+                           "reach hoodie.clean.max.commits, completed commits exceed keep.max.commits or "
+                           "the metadata table's services are due.")
     def hudi_maintenance_sensor(context: dg.SensorEvaluationContext,
                                 hudi: HudiTableRegistry) -> dg.SensorResult:
         tables = hudi.tables()
@@ -140,18 +143,20 @@ def build_sensor(selection: dg.AssetSelection, target: Callable[[str], TableTarg
             try:
                 table = hudi.open_path(tables[t.key])
                 status = maintenance_status(table, table.write_config)
+                mdt_due = not status.due and table.config.has_metadata_table and services_status(table).due
                 mark = fingerprint(table)
             except HudiAssetsError as error:
                 reasons.append(f"{t.key}: {error}")
                 context.log.warning(reasons[-1])
                 continue
-            if not status.due:
-                note = f"{t.key}: not due ({why(status)})"
+            if not (status.due or mdt_due):
+                note = f"{t.key}: not due ({why(status)}; metadata table services not due)"
             elif cursor.marks.get(t.key) == mark:
                 note = f"{t.key}: due, already requested for this timeline and these settings"
             else:
                 note = None
-                reason = "clean" if status.clean_due else "archive"
+                reason = ("clean" if status.clean_due else "archive" if status.archive_due
+                          else "metadata services")
                 run_key = cursor.next_run_key(t.key)
                 requests.append(t.run_request(reason, hudi, run_key=run_key))
                 context.log.info(f"{t.key}: requested a run ({reason} due: {why(status)}; run key {run_key})")

@@ -1,7 +1,7 @@
 """`build_hudi_maintenance_assets`: the one place that names assets, checks, jobs, sensor and schedule.
 
-Two layouts of the same five steps (timeline_snapshot -> clean_plan -> clean_result -> archive_batch ->
-merged_archive_files):
+Two layouts of the same six steps (timeline_snapshot -> clean_plan -> clean_result -> archive_batch ->
+merged_archive_files, and clean_result -> metadata_services):
 
 - per table (default): every table has its own asset keys `hudi/<database>/<table>/<step>`, its own
   group `<database>__<table>` (the global lineage names it), its own job, and a pool every step claims,
@@ -44,6 +44,11 @@ from hudi_assets.orchestration.checks import (
 )
 from hudi_assets.orchestration.clean_assets import clean_plan, clean_result
 from hudi_assets.orchestration.metadata_checks import AGREES, AGREES_DESCRIPTION
+from hudi_assets.orchestration.metadata_services_assets import (
+    BLOCKED_CHECK,
+    BLOCKED_DESCRIPTION,
+    metadata_services,
+)
 from hudi_assets.orchestration.operations import operation_jobs
 from hudi_assets.orchestration.orphan_assets import ORPHAN_CHECK, ORPHAN_DESCRIPTION, orphan_files
 from hudi_assets.orchestration.resources import HudiTableRegistry
@@ -91,6 +96,8 @@ STEPS = (
         ("archived_instants_readable", "Every state file removed from the active timeline reads back "
                                              "from the archive."),)),
     Step("merged_archive_files", merged_archive_files, "archive_batch", deletes=True),
+    Step("metadata_services", metadata_services, "clean_result", deletes=True,
+         checks=((BLOCKED_CHECK, BLOCKED_DESCRIPTION),)),
 )
 # Per table, beside the maintenance job (a full listing each time: its own job, no automation).
 ORPHAN_STEP = Step("orphan_files", orphan_files, "timeline_snapshot", spark=True,

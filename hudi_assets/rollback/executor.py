@@ -72,8 +72,11 @@ class RollbackActionExecutor:
 
     def __init__(self, table: HoodieTable, rollback_instant: Instant, plan: RollbackPlan,
                  *, listener: Listener = QUIET, lock: HeldLock | None = None,
-                 metadata: MetadataSink | None = None):
+                 metadata: MetadataSink | None = None, delete_instant: bool = True):
+        """`delete_instant=False`: the failed instant's state files stay (Hudi's `deleteInstants`
+        false: an inflight compaction's rollback keeps its plan, to be executed again)."""
         self.table = table
+        self.delete_instant = delete_instant
         self.rollback_instant = rollback_instant
         self.plan = plan
         self.listener = listener
@@ -109,7 +112,8 @@ class RollbackActionExecutor:
         if self.table.config.has_metadata_table:
             self._update_metadata_table(record)
         self._check_lock()
-        self._delete_failed_instant()
+        if self.delete_instant:
+            self._delete_failed_instant()
         self.listener.reached(Step.ROLLBACK_INSTANT_DELETED)
         completed = Instant(self.rollback_instant.timestamp, ROLLBACK, State.COMPLETED)
         storage.create_if_absent(self.table.active_timeline.state_file_path(completed),

@@ -262,4 +262,6 @@ def test_pending_metadata_compaction_is_refused_before_any_delete_and_in_the_dry
         assert main(args + extra) == 1
         err = capsys.readouterr().err
         assert f"pending compaction ({COMMITS[-1]}001)" in err and "finish it first" in err, err
+        way_out = f"`hudi-assets metadata {tmp_path} --compact`"
+        assert (way_out in err) == (action == "compaction"), err
         assert _snapshot(tmp_path) == before

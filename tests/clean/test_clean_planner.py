@@ -250,6 +250,18 @@ def test_empty_last_clean_forces_full_and_is_deleted(builder):
     assert instant is not None and instant > ts(5)
 
 
+def test_a_plan_is_requested_at_the_instant_time_asked_for(builder):
+    """The metadata table's writer cleans at its latest deltacommit + `002`, not at a new time."""
+    b = builder()
+    names = _cow_versions(b, 5)
+    table = b.table()
+    cleaner = Cleaner(table, _config({"hoodie.cleaner.commits.retained": "2"}))
+    at = ts(4) + "002"
+    assert cleaner.request(cleaner.plan(), instant_time=at) == at
+    assert table.storage.exists(f".hoodie/{at}.clean.requested")
+    assert _files(cleaner.pending()[0].plan) == set(names[:2])
+
+
 def test_removed_savepoint_adds_its_partitions(builder):
     b = builder()
     b.commit(ts(0), {P: [base_file("p", ts(0))]})

@@ -27,7 +27,8 @@ from hudi_assets.table_config import load_table_config, write_table_config
 pytestmark = pytest.mark.dagster
 
 PROJECT = Path(__file__).resolve().parents[2]
-STEPS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files")
+STEPS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files",
+         "metadata_services")
 RETENTION = "retention_settings_are_safe"
 
 

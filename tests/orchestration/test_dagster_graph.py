@@ -23,7 +23,8 @@ SMALL_RETENTION = {"hoodie.cleaner.commits.retained": "3", "hoodie.keep.min.comm
                    "hoodie.keep.max.commits": "7"}
 UNSAFE = {"hoodie.cleaner.commits.retained": "25", "hoodie.keep.min.commits": "20"}
 RETENTION = "retention_settings_are_safe"
-STEPS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files")
+STEPS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files",
+         "metadata_services")
 
 
 @pytest.fixture

@@ -59,7 +59,7 @@ def test_whole_graph_cleans_and_archives_and_tables_read_the_same(tmp_path, tabl
         result = _run(registry, "t", instance)
         assert result.success
         errors = [c for c in _checks(result).values() if c.severity == dg.AssetCheckSeverity.ERROR]
-        assert all(c.passed for c in errors) and len(errors) == 10
+        assert all(c.passed for c in errors) and len(errors) == 11
         plan, cleaned = _metadata(result, "clean_plan"), _metadata(result, "clean_result")
         archived = _metadata(result, "archive_batch")
     assert plan["files_to_delete"] > 0 and cleaned["files_deleted"] == plan["files_to_delete"]

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.dagster
 COMMITS = [f"2024010100000{n}000" for n in range(1, 6)]
 PARTITIONS = ("p1", "p2", "p3")
 RETENTION = {"hoodie.cleaner.commits.retained": "2"}
-STEPS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files")
+STEPS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files",
+         "metadata_services")
 
 
 def _rewrites(root: Path) -> TableBuilder:

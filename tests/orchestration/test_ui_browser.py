@@ -32,7 +32,8 @@ if CHROMIUM is None:
                 allow_module_level=True)
 
 PROJECT = Path(__file__).resolve().parents[2]
-STEPS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files")
+STEPS = ("timeline_snapshot", "clean_plan", "clean_result", "archive_batch", "merged_archive_files",
+         "metadata_services")
 TABLES = ("alpha", "beta", "gamma")
 UNSAFE = "gamma"
 RETENTION = "retention_settings_are_safe"

@@ -1,0 +1,188 @@
+"""What the metadata table's services would do now and what blocks them, by name (issue: MDT services
+without a data write). Reads only.
+
+Hudi 0.15's writer runs them after each data commit (`HoodieBackedTableMetadataWriter
+.performTableServices`): a pending compaction is finished first; the clean runs (instant: latest
+deltacommit + `002`) unless fewer than 3 instants completed since the last compaction (a buffer for
+readers that opened its log files); the compaction (latest deltacommit + `001`) once
+`hoodie.metadata.compact.max.delta.commits` deltacommits have piled up and no data instant at or
+before the latest deltacommit is pending; then the archive, fenced by the data table's earliest
+commit or pending instant.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from hudi_assets import config_options as opt
+from hudi_assets.archive import HoodieTimelineArchiver
+from hudi_assets.clean import Cleaner
+from hudi_assets.clean.config import CleanConfig
+from hudi_assets.clean.trigger import needs_cleaning
+from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired, last_heartbeat_ms
+from hudi_assets.metadata.compaction import compaction_instant_time, pending_compaction
+from hudi_assets.metadata.table import MetadataTable
+from hudi_assets.metadata_services.write_config import metadata_table
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant
+from hudi_assets.timeline.instant_time import parse_instant_time
+
+CLEAN_SUFFIX = "002"  # HoodieTableMetadataUtil.OperationSuffix.CLEAN
+INSTANTS_BEFORE_CLEAN = 3  # cleanIfNecessary: completed instants after the last compaction
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """One thing that holds a service back: the instant (or setting) and why."""
+
+    instant: str
+    action: str
+    reason: str
+
+
+@dataclass
+class ServiceStatus:
+    due: bool
+    instant: str | None = None
+    blocked_by: list[Blocker] = field(default_factory=list)
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class FileGroupLogs:
+    partition: str
+    file_id: str
+    log_files: int
+    log_bytes: int
+    base_file: str | None
+
+
+@dataclass
+class MetadataServicesStatus:
+    base_path: str
+    deltacommits_since_compaction: int
+    max_delta_commits: int
+    latest_compaction: str | None
+    compaction: ServiceStatus
+    clean: ServiceStatus
+    archive: ServiceStatus
+    file_groups: list[FileGroupLogs]
+    retention: dict[str, str]
+
+    @property
+    def log_files(self) -> int:
+        return sum(g.log_files for g in self.file_groups)
+
+    @property
+    def log_bytes(self) -> int:
+        return sum(g.log_bytes for g in self.file_groups)
+
+    @property
+    def due(self) -> bool:
+        return self.compaction.due or self.clean.due or self.archive.due
+
+    def to_dict(self) -> dict[str, Any]:
+        view = asdict(self)
+        view.update(log_files=self.log_files, log_bytes=self.log_bytes)
+        return view
+
+
+def services_status(data_table: HoodieTable, now_ms: int | None = None) -> MetadataServicesStatus:
+    """The metadata table's services as its writer would run them now."""
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    metadata = MetadataTable(data_table.storage)
+    mdt = metadata_table(data_table)
+    max_delta = data_table.write_config.get(opt.METADATA_COMPACT_MAX_DELTA_COMMITS)
+    latest = metadata.latest_compaction()
+    since = [i for i in metadata.timeline.filter_actions({DELTA_COMMIT})
+             if latest is None or i.timestamp > latest.timestamp]
+    groups = [FileGroupLogs(p, s.file_id, len(s.log_files), sum(f.size for f in s.log_files),
+                            s.base_file.name if s.base_file else None)
+              for p in metadata.partitions for s in metadata.file_slices(p)]
+    return MetadataServicesStatus(
+        base_path=data_table.base_path, deltacommits_since_compaction=len(since),
+        max_delta_commits=max_delta, latest_compaction=latest.timestamp if latest else None,
+        compaction=compaction_status(data_table, metadata, len(since), max_delta, now_ms),
+        clean=clean_status(metadata, mdt), archive=archive_status(mdt), file_groups=groups,
+        retention={key: mdt.write_config.text(option) for option in (
+            opt.CLEANER_POLICY, opt.CLEANER_COMMITS_RETAINED, opt.KEEP_MIN_COMMITS, opt.KEEP_MAX_COMMITS)
+            for key in [option.key]})
+
+
+def compaction_status(data_table: HoodieTable, metadata: MetadataTable, since: int, max_delta: int,
+                      now_ms: int) -> ServiceStatus:
+    pending = pending_compaction(metadata)
+    if pending is not None:
+        return ServiceStatus(True, pending.timestamp, detail=f"pending compaction {pending.timestamp} "
+                             f"({pending.state.name.lower()}) is completed first")
+    latest = metadata.timeline.filter_completed().filter_actions({DELTA_COMMIT}).last()
+    if latest is None:
+        return ServiceStatus(False, detail="the metadata table has no completed deltacommit")
+    instant = compaction_instant_time(latest.timestamp)
+    detail = f"{since} deltacommits since the last compaction (due at {max_delta})"
+    blockers = [_data_blocker(data_table, i, now_ms) for i in metadata.data_timeline.filter_pending()
+                if i.timestamp <= latest.timestamp]
+    if instant in metadata.timeline.filter_completed().timestamps:
+        blockers.append(Blocker(instant, COMMIT, "a compaction at this time completed already; the next "
+                                                 "deltacommit moves it on"))
+    return ServiceStatus(since >= max_delta and not blockers, instant, blockers, detail)
+
+
+def _data_blocker(data_table: HoodieTable, instant: Instant, now_ms: int) -> Blocker:
+    """A pending data instant at or before the latest metadata deltacommit, and the way out."""
+    started = parse_instant_time(instant.timestamp[:17])
+    age = f"{(now_ms - started.timestamp() * 1000) / 3_600_000:.0f} h" if started else "an unknown time"
+    state = instant.state.name.lower()
+    if instant.action in (COMPACTION, REPLACE_COMMIT) or instant.action not in (COMMIT, DELTA_COMMIT):
+        return Blocker(instant.timestamp, instant.action,
+                       f"data-table {instant.action} {instant.timestamp} is {state} since {age}: a table "
+                       "service of the data table; let its writer finish it")
+    heartbeat = HeartbeatConfig.from_write_config(data_table.write_config)
+    storage, ts = data_table.storage, instant.timestamp
+    if last_heartbeat_ms(storage, ts) == 0:
+        beat = "no heartbeat"
+    elif is_heartbeat_expired(storage, ts, heartbeat, now_ms):
+        beat = "heartbeat expired"
+    else:
+        beat = "heartbeat alive: its writer is running"
+    return Blocker(ts, instant.action,
+                   f"data-table instant {ts} ({instant.action}) is {state} since {age}, {beat}: "
+                   f"`hudi-assets rollback {data_table.base_path} {ts}` removes it")
+
+
+def clean_status(metadata: MetadataTable, mdt: HoodieTable) -> ServiceStatus:
+    latest = metadata.timeline.filter_completed().filter_actions({DELTA_COMMIT}).last()
+    instant = latest.timestamp + CLEAN_SUFFIX if latest else None
+    cleaner = Cleaner(mdt, CleanConfig.from_write_config(mdt.write_config))
+    pending = cleaner.pending()
+    if pending:
+        return ServiceStatus(True, pending[0].instant.timestamp,
+                             detail=f"pending clean {pending[0].instant.timestamp} is completed first")
+    compaction = metadata.latest_compaction()
+    if compaction is not None:
+        after = len(metadata.timeline.filter_completed().filter(lambda i: i.timestamp > compaction.timestamp))
+        if after < INSTANTS_BEFORE_CLEAN:
+            reason = (f"{after} instants completed since the compaction {compaction.timestamp}; the "
+                      f"writer cleans after {INSTANTS_BEFORE_CLEAN} (a buffer for readers)")
+            return ServiceStatus(False, instant, [Blocker(compaction.timestamp, COMMIT, reason)])
+    config = cleaner.config
+    if not needs_cleaning(mdt, config):
+        return ServiceStatus(False, instant, detail="the clean trigger is not reached")
+    plan = cleaner.plan()
+    return ServiceStatus(plan.total_files > 0, instant,
+                         detail=f"{plan.total_files} files to delete ({config.policy}, "
+                                f"{config.commits_retained} commits retained)")
+
+
+def archive_status(mdt: HoodieTable) -> ServiceStatus:
+    """The metadata table's archive; blocked by the data table's fence when it holds back instants
+    the keep range would archive."""
+    selection = HoodieTimelineArchiver.for_table(mdt).plan()
+    held_back = len(selection.clean_rollback) + len(selection.commits) - len(selection.instants)
+    blockers = [Blocker(f.instant, f.name, f.reason) for f in selection.fences
+                if f.instant and f.name == "data table"] if held_back else []
+    return ServiceStatus(bool(selection), None, blockers,
+                         detail=f"{len(selection.instants)} instants to archive"
+                                + (f", {held_back} held back" if held_back else ""))
