@@ -27,20 +27,16 @@ from hudi_assets.timeline import metadata
 from hudi_assets.timeline.archived import ArchivedTimeline
 from hudi_assets.timeline.instant import (
     CLEAN,
-    CLUSTERING,
-    COMMIT,
     COMPACTION,
     DELTA_COMMIT,
     LOG_COMPACTION,
-    REPLACE_COMMIT,
     ROLLBACK,
 )
+from hudi_assets.timeline.timeline import COMMIT_ACTIONS
 
 if TYPE_CHECKING:
     from hudi_assets.engine import Engine
     from hudi_assets.table import HoodieTable
-
-WRITE_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLUSTERING})
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +76,7 @@ class Ownership:
         if action is not None:
             # Hudi skips a completed instant without write stats (a clean, a rollback, an empty commit).
             return Candidate(rel, instant, f"not listed by the completed {action} {instant}") \
-                if action in WRITE_ACTIONS and instant not in self.silent else None
+                if action in COMMIT_ACTIONS and instant not in self.silent else None
         if self.oldest is None or instant < self.oldest:
             raise HudiInputError(
                 f"{rel}: written at instant {instant}, older than every instant the active and archived "
@@ -117,13 +113,13 @@ def load_ownership(table: HoodieTable) -> Ownership:
             pending[instant.timestamp] = instant.action
             continue
         completed[instant.timestamp] = instant.action
-        if instant.action in WRITE_ACTIONS:
+        if instant.action in COMMIT_ACTIONS:
             written = metadata.commit_metadata(active, instant).written_paths
             listed[instant.timestamp] = [p for p in written if p]
         elif instant.action == ROLLBACK:
             listed[instant.timestamp] = [*_rollback_paths(metadata.completed_metadata(active, instant))]
     known = [*completed, *pending]
-    silent = frozenset(t for t, action in completed.items() if action in WRITE_ACTIONS and not listed.get(t))
+    silent = frozenset(t for t, action in completed.items() if action in COMMIT_ACTIONS and not listed.get(t))
     owned = frozenset(p for paths in listed.values() for p in paths)
     return Ownership(owned, completed, silent, pending, min(known) if known else None)
 
@@ -195,7 +191,7 @@ def load_protection(table: HoodieTable, ownership: Ownership) -> Protection:
     view = FileSystemView(table)
     named: set[str] = set(view.pending_plan_files)
     pending_writes = sorted(t for t, action in ownership.pending.items()
-                            if action in WRITE_ACTIONS | {COMPACTION, LOG_COMPACTION})
+                            if action in COMMIT_ACTIONS | {COMPACTION, LOG_COMPACTION})
     for t in pending_writes:
         named.update(m.file_path for m in read_markers(table.storage, t) or [])
     for instant in active.filter_actions({CLEAN, ROLLBACK}).filter_pending():
@@ -237,7 +233,7 @@ def changed_since(table: HoodieTable, ownership: Ownership, candidates: Iterable
     started: list[tuple[str, str]] = []
     for instant in active:
         if instant.is_completed and instant.timestamp not in ownership.completed:
-            if instant.action in WRITE_ACTIONS:
+            if instant.action in COMMIT_ACTIONS:
                 listed.update(p for p in metadata.commit_metadata(active, instant).written_paths if p)
         elif not instant.is_completed and instant.timestamp not in ownership.pending:
             started.append((instant.timestamp, instant.action))
