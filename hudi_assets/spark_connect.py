@@ -23,6 +23,7 @@ apply to all.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import signal
@@ -61,6 +62,7 @@ class ConnectServer:
     _process: subprocess.Popen | None = field(default=None, repr=False)
 
     def stop(self, timeout: float = 30) -> None:
+        close_clients()
         stop_server(self.pid, timeout, self._process)
 
 
@@ -116,6 +118,21 @@ def start_server(port: int = DEFAULT_PORT, master: str = DEFAULT_SPARK_MASTER,
             raise SparkConnectServerError(f"the Spark Connect server did not start (log {log}):\n"
                                           f"{text[-3000:]}")
         time.sleep(0.2)
+
+
+def close_clients() -> None:
+    """Close this process's Spark Connect clients while their server is still up. An open client
+    cleans up at interpreter exit with an RPC (`_on_exit`: its ML cache), which against a stopped
+    server retries for about ten minutes (RETRIES_EXCEEDED) and holds the process open that long.
+    `close()` waits for pending releases and closes the channel; it does not release the session
+    the server keeps for every client."""
+    if "pyspark.sql.connect.client.core" not in sys.modules:
+        return  # no client was ever made here
+    from pyspark.sql.connect.client.core import SparkConnectClient
+
+    for client in [o for o in gc.get_objects() if isinstance(o, SparkConnectClient)]:
+        if not client.is_closed:
+            client.close()
 
 
 def stop_server(pid: int, timeout: float = 30, process: subprocess.Popen | None = None) -> None:

@@ -5,7 +5,6 @@ executors that run this interpreter. Tests without the server check how the remo
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import socket
@@ -29,7 +28,7 @@ from hudi_assets.engine import (
     spark_settings,
 )
 from hudi_assets.exceptions import InvalidConfigError
-from hudi_assets.spark_connect import server_settings
+from hudi_assets.spark_connect import close_clients, server_settings
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
@@ -116,25 +115,12 @@ def server(tmp_path_factory):
     try:
         yield Server(url, pid)
     finally:
-        _close_clients()
+        close_clients()  # their exit cleanup would retry against the stopped server
         stopped = subprocess.run([*SERVER, "stop", "--pid-file", str(pid_file)], capture_output=True,
                                  text=True, timeout=120)
         assert stopped.returncode == 0, stopped.stderr
         left = subprocess.run(["ps", "-o", "pid=", "-g", str(pid)], capture_output=True, text=True).stdout
         assert left.split() == [] and not pid_file.exists()  # the JVM and its Python workers are gone
-
-
-def _close_clients() -> None:
-    """Close this process's Spark Connect clients while their server is still up. An open client
-    cleans up at interpreter exit with an RPC (`_on_exit`: its ML cache), which against a stopped
-    server retries for about ten minutes (RETRIES_EXCEEDED) and holds the test run open that long.
-    `close()` waits for pending releases and closes the channel; it does not release the session
-    the server keeps for every client."""
-    from pyspark.sql.connect.client.core import SparkConnectClient
-
-    for client in [o for o in gc.get_objects() if isinstance(o, SparkConnectClient)]:
-        if not client.is_closed:
-            client.close()
 
 
 @pytest.fixture(scope="module")
