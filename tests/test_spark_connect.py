@@ -235,8 +235,8 @@ def test_the_dagster_graph_runs_on_the_warm_server_and_deletes_what_local_delete
         before = {str(p.relative_to(base)) for p in base.rglob("*") if p.is_file()}
         registry = HudiTableRegistry(base_paths=[str(base)], dry_run=False, engine=engine,
                                      hoodie_conf={"hoodie.cleaner.commits.retained": "3"}, **extra)
-        job = build_definitions(registry).resolve_job_def("hudi_maintenance__default__t")
-        with dg.instance_for_test() as instance:
+        with dg.instance_for_test() as instance:  # definitions resolve against the live instance
+            job = build_definitions(registry).resolve_job_def("hudi_maintenance__default__t")
             assert job.execute_in_process(instance=instance, raise_on_error=False).success
         after = {str(p.relative_to(base)) for p in base.rglob("*") if p.is_file()}
         deleted[engine] = {p for p in before - after if not p.startswith(".hoodie")}

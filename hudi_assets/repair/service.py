@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from hudi_assets.table import HoodieTable
 
 OPERATION = "repair orphan files"
+TIMELINE_READ_MARGIN_MS = 5_000  # a store's modification times against this clock
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +145,9 @@ class OrphanFileRepair:
 
     def _plan(self) -> tuple[OrphanFilesResult, Ownership]:
         base_extension = self.table.config.base_file_extension
+        # A file written after the timeline was read may belong to an instant this read does not know
+        # (a live writer's next deltacommit appending a log file): no age setting makes it judgeable.
+        read_ms = int(self.clock() * 1000) - TIMELINE_READ_MARGIN_MS
         ownership = load_ownership(self.table)
         candidates = [c for rel in list_data_files(self.table, self.engine)
                       if (c := ownership.judge(rel, base_extension)) is not None]
@@ -166,7 +170,8 @@ class OrphanFileRepair:
                    or ("the metadata table lists it" if c.path in listed else None)
                    or (f"instant {c.instant} has a live heartbeat" if live[c.instant] else None)
                    or (f"younger than the minimum age {self.config.min_age}"
-                       if status.mtime_ms > youngest_ms else None))
+                       if status.mtime_ms > youngest_ms else None)
+                   or ("written after the timeline was read" if status.mtime_ms >= read_ms else None))
             if why:
                 kept.append(Kept(c.path, c.instant, why))
             else:

@@ -108,6 +108,23 @@ def _wait_for_runs(client: DagsterDev, ready, timeout: float = 300) -> list[dict
     raise AssertionError(f"runs not finished within {timeout} s: {all_runs(client)}")
 
 
+def _click_past_prompts(page, button) -> None:
+    """Click `button`; Dagster's first-visit newsletter prompt can open a moment after the page
+    settles and cover it, so skip (or escape) whatever dialog intercepts the click, then try again."""
+    skip = page.get_by_role("button", name="Skip")
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            button.click(timeout=5_000)
+            return
+        except sync_api.TimeoutError:
+            assert time.monotonic() < deadline, "a dialog kept covering the button"
+            if skip.count():
+                skip.first.click()
+            else:
+                page.keyboard.press("Escape")
+
+
 def test_ui_names_tables_runs_them_honestly_and_stops_on_sigterm(ui):
     client, process, port = ui
     url = f"http://127.0.0.1:{port}"
@@ -118,10 +135,7 @@ def test_ui_names_tables_runs_them_honestly_and_stops_on_sigterm(ui):
         for table in TABLES:  # the global lineage names every table
             sync_api.expect(page.get_by_text(f"default__{table}").first).to_be_visible(timeout=30_000)
         page.goto(f"{url}/locations/definitions.py/asset-groups/default__alpha", wait_until="networkidle")
-        skip = page.get_by_role("button", name="Skip")  # Dagster's newsletter prompt, first visit only
-        if skip.count():
-            skip.click()
-        page.get_by_role("button", name="Materialize all").click()
+        _click_past_prompts(page, page.get_by_role("button", name="Materialize all"))
         deadline = time.monotonic() + 60
         while not [r for r in all_runs(client) if r["tags"].get("dagster/from_ui")]:
             assert time.monotonic() < deadline, "the UI launched no run"

@@ -49,10 +49,10 @@ def test_timeline_snapshot_lists_the_savepoints(tmp_path):
     made = generate_table(Storage(str(tmp_path / "t")), "MERGE_ON_READ", name="t", partitions=2, commits=6,
                           seed=4)
     registry = HudiTableRegistry(base_paths=[str(tmp_path / "t")], engine="local")
-    defs = build_definitions(registry)
     key = dg.AssetKey(["hudi", "default", "t", "timeline_snapshot"])
-    job = defs.resolve_implicit_global_asset_job_def().get_subset(asset_selection={key})
-    with dg.instance_for_test() as instance:
+    with dg.instance_for_test() as instance:  # definitions resolve against the live instance
+        defs = build_definitions(registry)
+        job = defs.resolve_implicit_global_asset_job_def().get_subset(asset_selection={key})
         result = job.execute_in_process(instance=instance, raise_on_error=False)
     [event] = [e for e in result.get_asset_materialization_events()
                if e.step_materialization_data.materialization.asset_key == key]

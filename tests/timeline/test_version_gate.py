@@ -118,8 +118,8 @@ def test_the_dagster_graph_refuses_a_1x_table_on_a_skipped_step_not_a_failed_run
     storage = _table(tmp_path / "t")
     before = sorted(s.path for s in storage.list("", recursive=True))
     registry = HudiTableRegistry(base_paths=[storage.base_uri], engine="local", dry_run=False)
-    job = build_definitions(registry).resolve_job_def("hudi_maintenance__default__t")
-    with dg.instance_for_test() as instance:
+    with dg.instance_for_test() as instance:  # definitions resolve against the live instance
+        job = build_definitions(registry).resolve_job_def("hudi_maintenance__default__t")
         result = job.execute_in_process(instance=instance, raise_on_error=False)
         logs = [e.message for e in instance.all_logs(result.run_id) if e.message]
     assert result.success and not result.get_failed_step_keys()
