@@ -126,12 +126,14 @@ class Rollbacker:
                                 record["totalFilesDeleted"],
                                 sum(len(p["rollbackLogFiles"]) for p in record["partitionMetadata"].values()))
 
-    def _rollback_all(self, instant_times: list[str], lock: HeldLock, lazy: bool) -> list[ExecutedRollback]:
-        """Every pending rollback, plus the given writes, newest first (rollbackFailedWrites). Every
-        pending plan is checked and every new rollback planned (its markers checked) before the first
-        is requested or resumed: one refused marker or plan leaves the whole table as it was."""
+    def _rollback_all(self, pending: dict[str, PendingRollback], instant_times: list[str], lock: HeldLock,
+                      lazy: bool) -> list[ExecutedRollback]:
+        """Every `pending` rollback (as `pending_rollbacks` read them under `lock`), plus the given
+        writes, newest first (rollbackFailedWrites). Every pending plan is checked and every new
+        rollback planned (its markers checked) before the first is requested or resumed: one refused
+        marker or plan leaves the whole table as it was."""
         table = self.table
-        targets: dict[str, PendingRollback | None] = dict(pending_rollbacks(table))
+        targets: dict[str, PendingRollback | None] = dict(pending)
         for instant_time in instant_times:
             targets.setdefault(instant_time, None)
         planned: list[PendingRollback | RollbackPlan] = []
@@ -156,9 +158,10 @@ class Rollbacker:
         table.config.check_service("rollback", table.base_path)
         heartbeat = HeartbeatConfig.from_write_config(table.write_config)
         failed = [i.timestamp for i in failed_writes(table, heartbeat, self.now_ms())]
-        if failed or pending_rollbacks(table):
+        pending = pending_rollbacks(table)
+        if failed or pending:
             self._refuse_unwritable()
-        return self._rollback_all(failed, lock, lazy=True)
+        return self._rollback_all(pending, failed, lock, lazy=True)
 
     def dry_run(self, instant_time: str) -> RollbackResult:
         """The plan a rollback of `instant_time` would request, nothing written (None when it is not
@@ -181,7 +184,7 @@ class Rollbacker:
                 if self._finish_completed(instant_time):
                     return RollbackResult()
                 self._check_rollbackable(instant_time, force)
-            return RollbackResult(self._rollback_all([instant_time], lock, self._lazy))
+            return RollbackResult(self._rollback_all(pending, [instant_time], lock, self._lazy))
 
     def _finish_completed(self, instant_time: str) -> bool:
         """True when a completed rollback on the timeline already undid `instant_time`; the marker
