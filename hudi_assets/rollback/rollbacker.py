@@ -110,7 +110,8 @@ class Rollbacker:
         if isinstance(planned, RollbackPlan):
             timeline = table.reload_timeline()
             rollback_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
-                                             table.config.timeline_timezone, self.clock())
+                                             table.config.timeline_timezone, self.clock(),
+                                             table.write_config.get(opt.MAX_EXPECTED_CLOCK_SKEW_MS))
             pending = PendingRollback(Instant(rollback_time, ROLLBACK, State.REQUESTED), planned)
             table.storage.create_if_absent(timeline.state_file_path(pending.instant), planned.serialize())
             log.info("requested rollback %s of %s %s (%d requests)", rollback_time, planned.action,
