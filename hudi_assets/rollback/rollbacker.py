@@ -20,7 +20,13 @@ from hudi_assets import config_options as opt
 from hudi_assets.discard import discard_instant
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
-from hudi_assets.heartbeat import HeartbeatConfig, delete_heartbeat, is_heartbeat_expired, last_heartbeat_ms
+from hudi_assets.heartbeat import (
+    HeartbeatConfig,
+    delete_heartbeat,
+    heartbeat_path,
+    is_heartbeat_expired,
+    last_heartbeat_ms,
+)
 from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.rollback.executor import MetadataSink, RollbackActionExecutor
 from hudi_assets.rollback.markers import delete_marker_dir
@@ -221,7 +227,7 @@ class Rollbacker:
         if not is_heartbeat_expired(table.storage, instant_time, heartbeat, self.now_ms()):
             beat = last_heartbeat_ms(table.storage, instant_time)
             message = (f"{table.base_path}: write {instant_time} has a live heartbeat "
-                       f"(.hoodie/.heartbeat/{instant_time} renewed at {beat} ms, within "
+                       f"({heartbeat_path(instant_time)} renewed at {beat} ms, within "
                        f"{heartbeat.max_allowed_ms} ms): its writer is running")
             if not force:
                 raise HudiInputError(f"{message}; pass --force only if the writer is surely gone")
