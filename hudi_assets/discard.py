@@ -29,7 +29,8 @@ def discard_instant(table: HoodieTable, instant: Instant) -> list[str]:
             raise PathOutsideTableError(f"{storage.uri(copy)}: {why}")
         storage.write(copy, storage.read(source))
         copies.append(storage.uri(copy))
-    storage.delete_checked(sources)
+    for source in sources:  # one by one: a batch (one S3 request) keeps no order, nor stops at a failure
+        storage.delete_checked([source])
     log.info("discarded pending %s %s; its state files are kept in %s", instant.action, instant.timestamp,
              storage.uri(DISCARDED_FOLDER))
     table.reload_timeline()

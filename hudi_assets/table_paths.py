@@ -52,20 +52,26 @@ def table_relative(storage: Storage, path: str, directory: bool = False,
     if not storage.is_local:
         return rel
     parent, _, name = rel.rpartition("/")
-    folder = rel if directory else parent
-    real = resolved_dirs.get(folder) if resolved_dirs is not None else None
-    if real is None:
-        real = os.path.realpath(os.path.join(storage.root, folder))
-        if resolved_dirs is not None:
-            resolved_dirs[folder] = real
+    real = _resolved_dir(storage, rel if directory else parent, resolved_dirs)
     resolved = f"{real.rstrip(os.sep)}{os.sep}{name}" if name and not directory else real
-    real_base = os.path.realpath(storage.root)
+    real_base = _resolved_dir(storage, "", resolved_dirs)
     if resolved == real_base:
         return ""
     if not resolved.startswith(real_base.rstrip(os.sep) + os.sep):
         raise PathOutsideTableError(f"{path}: resolves outside the table base path {storage.base_uri} "
                                     f"(to {resolved})")
     return resolved[len(real_base.rstrip(os.sep)) + 1:].replace(os.sep, "/")
+
+
+def _resolved_dir(storage: Storage, folder: str, resolved_dirs: dict[str, str] | None) -> str:
+    """`folder` (relative to the base path; "" for the base path) with symbolic links resolved,
+    through the caller's cache when there is one."""
+    real = resolved_dirs.get(folder) if resolved_dirs is not None else None
+    if real is None:
+        real = os.path.realpath(os.path.join(storage.root, folder))
+        if resolved_dirs is not None:
+            resolved_dirs[folder] = real
+    return real
 
 
 def in_metafolder(rel: str) -> bool:

@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass
 
 from hudi_assets.discard import discard_instant
-from hudi_assets.exceptions import CorruptFileError, DeleteFailedError
+from hudi_assets.exceptions import CorruptFileError, StorageError
 from hudi_assets.rollback.metadata import RollbackPlan
 from hudi_assets.rollback.planner import is_clustering
 from hudi_assets.table import HoodieTable
@@ -56,5 +56,5 @@ def _drop_corrupt(table: HoodieTable, instant: Instant, exc: CorruptFileError) -
                 instant.timestamp, exc)
     try:
         discard_instant(table, instant)
-    except DeleteFailedError as failed:
+    except StorageError as failed:  # `Storage.delete_checked`: a state file that stays
         log.warning("cannot remove %s: %s", instant, failed)

@@ -24,7 +24,7 @@ from hudi_assets.engine import Engine, LocalEngine
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.fsview import LogFile, list_partitions, parse_base_file_name
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired
-from hudi_assets.rollback.markers import Marker, read_markers
+from hudi_assets.rollback.markers import Marker, marker_dir, read_markers
 from hudi_assets.rollback.metadata import RollbackPlan, RollbackRequest
 from hudi_assets.rollback.safety import checked_markers
 from hudi_assets.table import HoodieTable
@@ -89,7 +89,7 @@ def table_path(table: HoodieTable, rel: str) -> str:
 
 
 def _marker_request(table: HoodieTable, instant: Instant, marker: Marker) -> RollbackRequest:
-    where = table.storage.uri(f".hoodie/.temp/{instant.timestamp}")
+    where = table.storage.uri(marker_dir(instant.timestamp))
     if marker.io_type == "APPEND":
         return _append_request(table, instant, marker)
     if LogFile.parse(marker.file_name) is not None:
@@ -117,7 +117,7 @@ def _append_request(table: HoodieTable, instant: Instant, marker: Marker) -> Rol
     if log_file is None:  # a pre-HUDI-1517 marker naming the slice's base file
         parsed = parse_base_file_name(marker.file_name)
         if parsed is None:
-            raise CorruptFileError(table.storage.uri(f".hoodie/.temp/{instant.timestamp}"),
+            raise CorruptFileError(table.storage.uri(marker_dir(instant.timestamp)),
                                    f"APPEND marker {marker.file_path}: neither a log nor a base file name")
         file_id, _, base_instant = parsed
         latest = latest_log_file(table, partition, file_id, base_instant)

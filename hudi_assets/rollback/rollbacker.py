@@ -20,7 +20,13 @@ from hudi_assets import config_options as opt
 from hudi_assets.discard import discard_instant
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
-from hudi_assets.heartbeat import HeartbeatConfig, delete_heartbeat, is_heartbeat_expired, last_heartbeat_ms
+from hudi_assets.heartbeat import (
+    HeartbeatConfig,
+    delete_heartbeat,
+    heartbeat_path,
+    is_heartbeat_expired,
+    last_heartbeat_ms,
+)
 from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.rollback.executor import MetadataSink, RollbackActionExecutor
 from hudi_assets.rollback.markers import delete_marker_dir
@@ -110,7 +116,8 @@ class Rollbacker:
         if isinstance(planned, RollbackPlan):
             timeline = table.reload_timeline()
             rollback_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
-                                             table.config.timeline_timezone, self.clock())
+                                             table.config.timeline_timezone, self.clock(),
+                                             table.write_config.get(opt.MAX_EXPECTED_CLOCK_SKEW_MS))
             pending = PendingRollback(Instant(rollback_time, ROLLBACK, State.REQUESTED), planned)
             table.storage.create_if_absent(timeline.state_file_path(pending.instant), planned.serialize())
             log.info("requested rollback %s of %s %s (%d requests)", rollback_time, planned.action,
@@ -126,12 +133,14 @@ class Rollbacker:
                                 record["totalFilesDeleted"],
                                 sum(len(p["rollbackLogFiles"]) for p in record["partitionMetadata"].values()))
 
-    def _rollback_all(self, instant_times: list[str], lock: HeldLock, lazy: bool) -> list[ExecutedRollback]:
-        """Every pending rollback, plus the given writes, newest first (rollbackFailedWrites). Every
-        pending plan is checked and every new rollback planned (its markers checked) before the first
-        is requested or resumed: one refused marker or plan leaves the whole table as it was."""
+    def _rollback_all(self, pending: dict[str, PendingRollback], instant_times: list[str], lock: HeldLock,
+                      lazy: bool) -> list[ExecutedRollback]:
+        """Every `pending` rollback (as `pending_rollbacks` read them under `lock`), plus the given
+        writes, newest first (rollbackFailedWrites). Every pending plan is checked and every new
+        rollback planned (its markers checked) before the first is requested or resumed: one refused
+        marker or plan leaves the whole table as it was."""
         table = self.table
-        targets: dict[str, PendingRollback | None] = dict(pending_rollbacks(table))
+        targets: dict[str, PendingRollback | None] = dict(pending)
         for instant_time in instant_times:
             targets.setdefault(instant_time, None)
         planned: list[PendingRollback | RollbackPlan] = []
@@ -156,9 +165,10 @@ class Rollbacker:
         table.config.check_service("rollback", table.base_path)
         heartbeat = HeartbeatConfig.from_write_config(table.write_config)
         failed = [i.timestamp for i in failed_writes(table, heartbeat, self.now_ms())]
-        if failed or pending_rollbacks(table):
+        pending = pending_rollbacks(table)
+        if failed or pending:
             self._refuse_unwritable()
-        return self._rollback_all(failed, lock, lazy=True)
+        return self._rollback_all(pending, failed, lock, lazy=True)
 
     def dry_run(self, instant_time: str) -> RollbackResult:
         """The plan a rollback of `instant_time` would request, nothing written (None when it is not
@@ -181,7 +191,7 @@ class Rollbacker:
                 if self._finish_completed(instant_time):
                     return RollbackResult()
                 self._check_rollbackable(instant_time, force)
-            return RollbackResult(self._rollback_all([instant_time], lock, self._lazy))
+            return RollbackResult(self._rollback_all(pending, [instant_time], lock, self._lazy))
 
     def _finish_completed(self, instant_time: str) -> bool:
         """True when a completed rollback on the timeline already undid `instant_time`; the marker
@@ -217,7 +227,7 @@ class Rollbacker:
         if not is_heartbeat_expired(table.storage, instant_time, heartbeat, self.now_ms()):
             beat = last_heartbeat_ms(table.storage, instant_time)
             message = (f"{table.base_path}: write {instant_time} has a live heartbeat "
-                       f"(.hoodie/.heartbeat/{instant_time} renewed at {beat} ms, within "
+                       f"({heartbeat_path(instant_time)} renewed at {beat} ms, within "
                        f"{heartbeat.max_allowed_ms} ms): its writer is running")
             if not force:
                 raise HudiInputError(f"{message}; pass --force only if the writer is surely gone")

@@ -46,11 +46,11 @@ _HELD: ContextVar[Mapping[str, HeldLock] | None] = ContextVar("hudi_assets_held_
 
 @dataclass(frozen=True)
 class LockRetries:
-    """The lock manager's retry settings, with `HoodieLockConfig`'s defaults."""
+    """The lock manager's retry settings, with `HoodieLockConfig`'s defaults (the options' own)."""
 
-    wait_time_ms: int = 60_000
-    client_num_retries: int = 50
-    client_wait_time_ms_between_retry: int = 5_000
+    wait_time_ms: int = opt.LOCK_ACQUIRE_WAIT_TIMEOUT_MS.default
+    client_num_retries: int = opt.LOCK_ACQUIRE_CLIENT_NUM_RETRIES.default
+    client_wait_time_ms_between_retry: int = opt.LOCK_ACQUIRE_CLIENT_RETRY_WAIT_TIME_MS.default
 
     @classmethod
     def from_config(cls, config: WriteConfig) -> LockRetries:

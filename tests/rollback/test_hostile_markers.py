@@ -207,6 +207,20 @@ def test_discard_pending_rollback_refused_once_its_write_is_gone(failed_table, t
     assert "no pending rollback" in capsys.readouterr().err
 
 
+def test_discard_stops_at_an_inflight_file_it_cannot_delete(failed_table, immutable, capsys):
+    """The inflight state file goes first, by itself: when it cannot be deleted the requested plan stays
+    and the rollback is still whole and pending (before, the requested file went anyway, leaving an
+    inflight rollback without its plan, skipped by every later run)."""
+    demo = failed_table()
+    plan_file = _pending_plan(demo, f"{demo.base_path}/{demo.failed_files[0]}")
+    inflight = plan_file.with_name("20250101000000000.rollback.inflight")
+    inflight.write_bytes(b"")
+    immutable(inflight)
+    assert main(["rollback", demo.base_path, "--discard-pending", "20250101000000000"]) == 1
+    assert f"{inflight}: could not be deleted" in capsys.readouterr().err
+    assert plan_file.exists() and inflight.exists()
+
+
 def test_a_refused_pending_plan_stops_every_rollback_of_the_run(failed_table, tmp_path, capsys):
     """A LAZY clean with a newer failed write to roll back and a hostile pending rollback of an
     older one: both are checked before the first is requested, so nothing changes."""

@@ -121,3 +121,17 @@ def test_corrupt_requested_rollback_is_dropped_and_an_inflight_one_skipped(faile
     assert (hoodie / "20250101000000001.rollback.inflight").exists()  # may have deleted files: kept
     assert not _state_files(demo, demo.failed_instant)
     assert read_rows(demo.base_path) == expected_rows(demo)
+
+
+def test_corrupt_requested_rollback_that_cannot_be_removed_is_skipped(failed_table, immutable, caplog):
+    """getPendingRollbackInfos drops an unreadable requested plan; when its state file cannot be
+    deleted, the plan is skipped with a warning and the run goes on (the next run retries)."""
+    demo = failed_table()
+    corrupt = _hoodie(demo) / "20250101000000000.rollback.requested"
+    corrupt.write_bytes(b"not avro")
+    immutable(corrupt)
+    assert main(["rollback", demo.base_path, demo.failed_instant]) == 0
+    assert corrupt.exists()
+    assert "cannot remove" in caplog.text and corrupt.name in caplog.text
+    assert not _state_files(demo, demo.failed_instant)
+    assert read_rows(demo.base_path) == expected_rows(demo)

@@ -91,3 +91,18 @@ def test_a_pending_clean_in_the_future_can_be_discarded(builder, capsys):
     assert main(["clean", str(b.root), "--engine", "local", *retain]) == 0
     [clean] = [p.name for p in (b.root / ".hoodie").glob("*.clean")]
     assert len(clean.split(".")[0]) == 17
+
+
+def test_a_rollback_steps_past_an_instant_within_the_allowance_set(builder):
+    """The rollback's own instant time honours the skew setting, as the refusal does: before, it took
+    the default allowance and landed before the commit it had let pass."""
+    ahead = _ahead(10)
+    b = builder()
+    for n in range(1, 4):
+        b.commit(ts(n), {"2024/01/01": [base_file("f1", ts(n))]})
+    b.commit(ts(4), state=State.INFLIGHT)
+    b.commit(ahead, {"2024/01/01": [base_file("f2", ahead)]})
+    wide = ["--hoodie-conf", "hoodie.time.generator.max_expected_clock_skew_ms=3600000"]
+    assert main(["rollback", str(b.root), ts(4), *wide]) == 0
+    [rollback] = [p.name.split(".")[0] for p in (b.root / ".hoodie").glob("*.rollback")]
+    assert rollback > ahead
