@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import ClassVar
 
 from hudi_assets.avro.container import serialize_1x
+from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.exceptions import CorruptFileError, UnsupportedTableError
 from hudi_assets.storage import FileStatus, Storage
 from hudi_assets.table_config import METAFOLDER, TableConfig
@@ -31,9 +32,6 @@ from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
 
 _NAME = re.compile(r"^([0-9]+)(?:_([0-9]+))?\.([A-Za-z]+)(?:\.(requested|inflight))?$")
 LAYOUT_2_ACTIONS = frozenset(ACTIONS) | {CLUSTERING}
-# hoodie.time.generator.max_expected_clock_skew_ms: how long Hudi's time generator waits after
-# reading the clock, so that no other writer's clock can still be behind the time it hands out.
-DEFAULT_MAX_EXPECTED_CLOCK_SKEW_MS = 200
 
 
 def parse_layout2_name(name: str) -> tuple[Instant, str | None] | None:
@@ -118,10 +116,11 @@ def generate_completion_time(after: list[str], timezone: str, skew_ms: int,
                              sleep: Callable[[float], None] = time.sleep) -> str:
     """A completion time as Hudi 1.x's SkewAdjustingTimeGenerator hands one out (the caller holds the
     table lock): the clock read, then a wait of the maximum expected clock skew, so that every other
-    writer's clock has passed it; strictly after every time in `after` (monotonic)."""
+    writer's clock has passed it; strictly after every time in `after` (monotonic) up to the same
+    allowance ahead of the clock (`new_instant_time`)."""
     now = clock()
     sleep(skew_ms / 1000)
-    return new_instant_time(after, timezone, datetime.fromtimestamp(now, UTC))
+    return new_instant_time(after, timezone, datetime.fromtimestamp(now, UTC), skew_ms)
 
 
 def _layout_1_leftovers(storage: Storage) -> list[str]:
@@ -152,7 +151,8 @@ class LayoutTwoTimeline(ActiveTimeline):
         self.completion_times = completion_times
         self.legacy = legacy
         self.timezone = timezone
-        self.clock_skew_ms = DEFAULT_MAX_EXPECTED_CLOCK_SKEW_MS
+        # hoodie.time.generator.max_expected_clock_skew_ms: how long a completion time waits.
+        self.clock_skew_ms = MAX_EXPECTED_CLOCK_SKEW_MS.default
 
     @classmethod
     def load(cls, storage: Storage, folder: str, config: TableConfig | None = None) -> LayoutTwoTimeline:
