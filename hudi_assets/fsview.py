@@ -338,16 +338,17 @@ class CompletionTimeSlicing:
     def file_groups(self, partition: str, names: Iterable[str]) -> dict[str, FileGroup]:
         groups: dict[str, FileGroup] = {}
         logs: dict[str, list[LogFile]] = {}
-        for name in names:
-            key = data_file_key(name, self.base_extension)
-            if key is None:
-                continue
-            group = groups.get(key[0])
-            if group is None:
-                group = groups[key[0]] = FileGroup(partition, key[0])
+        for name in names:  # each log name parsed once (data_file_key would parse it again)
             if name.startswith("."):
-                logs.setdefault(key[0], []).append(LogFile.parse(name))
-            else:
+                log = None if name.endswith(".crc") else LogFile.parse(name)
+                if log is not None:
+                    if log.file_id not in groups:
+                        groups[log.file_id] = FileGroup(partition, log.file_id)
+                    logs.setdefault(log.file_id, []).append(log)
+            elif (key := data_file_key(name, self.base_extension)) is not None:
+                group = groups.get(key[0])
+                if group is None:
+                    group = groups[key[0]] = FileGroup(partition, key[0])
                 group.slice_at(key[1]).base_file = name
         for file_id, group in groups.items():
             compaction = self.pending_compactions.get((partition, file_id))
