@@ -6,8 +6,9 @@ Pending states keep layout 1's names (`T.action.requested`, `T.action.inflight`,
 commit), so the completion time is in the name; a completed file without one is a "legacy" instant
 left by an upgrade, whose completion time is its modification time. State files are immutable: each
 transition writes a new file. Commit metadata is Avro (JSON only for legacy instants). The archived
-timeline is the LSM-tree history (`history.py`). Hudi 1.x: InstantFileNameGeneratorV2,
-InstantGeneratorV2 (apache/hudi @65562af4), ActiveTimelineV2 (@01af83ca), CommitMetadataSerDeV2,
+timeline is the LSM-tree history (`history.py`). Hudi 1.x: InstantFileNameGeneratorV2
+(`layout2_file_name`), InstantFileNameParserV2 (`parse_layout2_name`), InstantGeneratorV2
+(apache/hudi @65562af4), ActiveTimelineV2 (@01af83ca), CommitMetadataSerDeV2,
 TimelinePathProviderV2, SkewAdjustingTimeGenerator.
 """
 
@@ -54,24 +55,14 @@ def parse_layout2_name(name: str) -> tuple[Instant, str | None] | None:
     return Instant(requested, action, State.INFLIGHT if suffix == "inflight" else State.REQUESTED), None
 
 
-class InstantFileNameParserV2:
-    def parse(self, name: str) -> tuple[Instant, str | None] | None:
-        return parse_layout2_name(name)
-
-
-class InstantFileNameGeneratorV2:
-    """Pending states as in layout 1; a completed instant carries its completion time, except a
-    legacy one, which keeps its bare name."""
-
-    def file_name(self, instant: Instant, completion_time: str | None = None, legacy: bool = False) -> str:
-        if not instant.is_completed or legacy:
-            return instant.file_name
-        if completion_time is None:
-            raise ValueError(f"{instant}: a completed layout-2 instant is named by its completion time")
-        return f"{instant.timestamp}_{completion_time}.{instant.with_state(State.COMPLETED).action}"
-
-
-FILE_NAMES_V2 = InstantFileNameGeneratorV2()
+def layout2_file_name(instant: Instant, completion_time: str | None = None) -> str:
+    """A pending state's name as in layout 1; a completed instant's carries its completion time (a
+    legacy instant's bare name is only ever read, never written)."""
+    if not instant.is_completed:
+        return instant.file_name
+    if completion_time is None:
+        raise ValueError(f"{instant}: a completed layout-2 instant is named by its completion time")
+    return f"{instant.timestamp}_{completion_time}.{instant.with_state(State.COMPLETED).action}"
 
 
 class CommitMetadataSerDeV2:
@@ -200,4 +191,4 @@ class LayoutTwoTimeline(ActiveTimeline):
             return f"{self.folder}/{instant.file_name}"
         after = [*self.timestamps, *self.completion_times.values()]
         completion = generate_completion_time(after, self.timezone, self.clock_skew_ms)
-        return f"{self.folder}/{FILE_NAMES_V2.file_name(instant, completion)}"
+        return f"{self.folder}/{layout2_file_name(instant, completion)}"

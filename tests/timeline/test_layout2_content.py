@@ -50,11 +50,12 @@ def test_every_avro_state_file_re_encodes_byte_for_byte(name, tmp_path):
 
 def test_commit_metadata_of_layout_2_is_written_with_hudi_1x_schemas():
     commit = CommitMetadata(operation_type="UPSERT", extra_metadata={"schema": "{}"})
-    data = LAYOUT_2.commit_metadata_serde.serialize(commit)
+    data = LAYOUT_2.active_timeline.commit_metadata_serde.serialize(commit)
     assert java_text(SCHEMAS_1X["HoodieCommitMetadata"]).encode() in data
-    read = LAYOUT_2.commit_metadata_serde.deserialize(data, "100_200.commit")
+    read = LAYOUT_2.active_timeline.commit_metadata_serde.deserialize(data, "100_200.commit")
     assert (read.operation_type, read.schema, read.partition_to_replace_file_ids) == ("UPSERT", "{}", None)
     replace = CommitMetadata(partition_to_replace_file_ids={"p": ["f1"]})
-    data = LAYOUT_2.commit_metadata_serde.serialize(replace)
+    data = LAYOUT_2.active_timeline.commit_metadata_serde.serialize(replace)
     assert java_text(SCHEMAS_1X["HoodieReplaceCommitMetadata"]).encode() in data
-    assert LAYOUT_2.commit_metadata_serde.deserialize(data, "r").replaced_file_ids == {"p": ["f1"]}
+    read = LAYOUT_2.active_timeline.commit_metadata_serde.deserialize(data, "r")
+    assert read.replaced_file_ids == {"p": ["f1"]}
