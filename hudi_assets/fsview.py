@@ -30,6 +30,7 @@ from hudi_assets.storage import DirectoryListing, Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import TableConfig
 from hudi_assets.timeline import metadata
+from hudi_assets.timeline.history import ArchivedCompletionTimes, LSMHistory
 from hudi_assets.timeline.instant import COMPACTION, LOG_COMPACTION
 from hudi_assets.timeline.layout import timeline_layout
 from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
@@ -308,29 +309,32 @@ class CompletionTimeSlicing:
     ../reference/hudi-1x.md section 4)."""
 
     base_extension: str
-    # Requested -> completion time of every completed instant, active and archived.
+    # Requested -> completion time of every completed instant of the active timeline.
     completion_times: Mapping[str, str]
     # Instants before the first write instant of the active timeline are archived, hence completed
     # (CompletionTimeQueryViewV2.isArchived); "" when there is none.
     first_active: str
     # (partition, file id) -> instant of the pending compaction planned on the file group.
     pending_compactions: Mapping[tuple[str, str], str]
+    # The archived instants' completion times, read only when a log's deltacommit is not active.
+    archived: ArchivedCompletionTimes = field(compare=False)
 
     @classmethod
     def of(cls, config: TableConfig, timeline: ActiveTimeline) -> CompletionTimeSlicing:
-        archived = timeline_layout(config).load_archived_instants(timeline.storage, config)
+        history = LSMHistory(timeline.storage, timeline_layout(config).paths.history_path(config))
         first = timeline.write_timeline().first()
         pending = {key: op.compaction_instant for key, op in compaction_operations(timeline).items()}
-        return cls(config.base_file_extension, {**archived.completion_times, **timeline.completion_times},
-                   first.timestamp if first else "", pending)
+        return cls(config.base_file_extension, timeline.completion_times, first.timestamp if first else "",
+                   pending, ArchivedCompletionTimes(history))
 
     def is_completed(self, instant: str) -> bool:
-        return instant in self.completion_times or instant < self.first_active
+        return instant in self.completion_times or instant < self.first_active or \
+            self.archived.get(instant) is not None
 
     def completion_time(self, begin: str, instant: str) -> str | None:
         """getCompletionTime(begin, instant): None while pending; the instant itself where the times
         are not of one format (integer ids of tests and legacy tables: ordered as requested)."""
-        completed = self.completion_times.get(instant)
+        completed = self.completion_times.get(instant) or self.archived.get(instant)
         if completed is not None and len(completed) != len(begin):
             return instant
         return completed
