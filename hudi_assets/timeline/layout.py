@@ -65,16 +65,11 @@ LAYOUT_2 = TimelineLayout(2, layout2.TimelinePathProviderV2(), layout2.LayoutTwo
                           layout2.ArchivedTimelineLoaderV2())
 # Layout 0 (before Hudi 0.5.1) renamed state files in place; what is left of it reads as layout 1.
 _LAYOUTS = {0: LAYOUT_1, 1: LAYOUT_1, 2: LAYOUT_2}
-FIRST_LAYOUT_2_TABLE_VERSION = 8  # HoodieTableVersion.EIGHT.getTimelineLayoutVersion() is 2
 
 
 def timeline_layout(config: TableConfig) -> TimelineLayout:
-    """The table's layout: `hoodie.timeline.layout.version`, or, where a table does not say, the
-    one its `hoodie.table.version` was written with (Hudi's HoodieTableVersion -> layout)."""
-    if "hoodie.timeline.layout.version" in config.props:
-        version = config.timeline_layout_version
-    else:
-        version = 2 if config.table_version >= FIRST_LAYOUT_2_TABLE_VERSION else 1
+    """The table's layout (`TableConfig.timeline_layout_version`)."""
+    version = config.timeline_layout_version
     layout = _LAYOUTS.get(version)
     if layout is None:
         raise UnsupportedTableError(f"timeline layout version {version} is not supported")
