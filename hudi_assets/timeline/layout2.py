@@ -71,12 +71,12 @@ class CommitMetadataSerDeV2:
     def deserialize(self, data: bytes, path: str) -> CommitMetadata:
         return CommitMetadata.from_bytes(data, path)
 
-    def serialize(self, metadata: CommitMetadata, sync: bytes | None = None) -> bytes:
+    def serialize(self, metadata: CommitMetadata) -> bytes:
         """Avro, with Hudi 1.x's schema text; a replace commit's record when it names replaced file
-        groups. `sync`: the marker to reuse (re-encoding a file), else a random one."""
+        groups."""
         name = "HoodieCommitMetadata" if metadata.partition_to_replace_file_ids is None else \
             "HoodieReplaceCommitMetadata"
-        return serialize_1x(name, metadata.to_object(), sync)
+        return serialize_1x(name, metadata.to_object())
 
 
 class TimelinePathProviderV2:
