@@ -257,6 +257,10 @@ def build_file_groups(partition: str, names: Iterable[str], base_extension: str)
     return ordered
 
 
+# The pending (log) compaction operations by (partition, file id), read when a slicing rule asks.
+Compactions = Callable[[], Mapping[tuple[str, str], "CompactionOperation"]]
+
+
 class FileSlicing(Protocol):
     """Which file slice each data file of a partition joins: the rule of Hudi's file-system view that
     changes with the table version (log files named by their base instant up to version 6; by
@@ -279,7 +283,8 @@ class BaseInstantSlicing:
     base_extension: str
 
     @classmethod
-    def of(cls, config: TableConfig, timeline: ActiveTimeline) -> BaseInstantSlicing:
+    def of(cls, config: TableConfig, timeline: ActiveTimeline, compactions: Compactions
+           ) -> BaseInstantSlicing:
         return cls(config.base_file_extension)
 
     def file_groups(self, partition: str, names: Iterable[str]) -> dict[str, FileGroup]:
@@ -320,10 +325,11 @@ class CompletionTimeSlicing:
     archived: ArchivedCompletionTimes = field(compare=False)
 
     @classmethod
-    def of(cls, config: TableConfig, timeline: ActiveTimeline) -> CompletionTimeSlicing:
+    def of(cls, config: TableConfig, timeline: ActiveTimeline, compactions: Compactions
+           ) -> CompletionTimeSlicing:
         history = LSMHistory(timeline.storage, timeline_layout(config).paths.history_path(config))
         first = timeline.write_timeline().first()
-        pending = {key: op.compaction_instant for key, op in compaction_operations(timeline).items()}
+        pending = {key: op.compaction_instant for key, op in compactions().items()}
         return cls(config.base_file_extension, timeline.completion_times, first.timestamp if first else "",
                    pending, ArchivedCompletionTimes(history))
 
@@ -408,18 +414,21 @@ class CompletionTimeSlicing:
         return [keys.get(name) for name in names]
 
 
-# hoodie.table.version -> how a view of the table is sliced (given the table's config and timeline).
-_SLICING: dict[int, Callable[[TableConfig, ActiveTimeline], FileSlicing]] = {
+# hoodie.table.version -> how a view of the table is sliced (given the table's config, timeline and
+# pending compaction operations).
+_SLICING: dict[int, Callable[[TableConfig, ActiveTimeline, Compactions], FileSlicing]] = {
     5: BaseInstantSlicing.of, 6: BaseInstantSlicing.of,
     8: CompletionTimeSlicing.of, 9: CompletionTimeSlicing.of}
 
 
-def file_slicing(config: TableConfig, timeline: ActiveTimeline) -> FileSlicing:
-    """The slicing rule of the table's version, resolved once per view (never per file)."""
+def file_slicing(config: TableConfig, timeline: ActiveTimeline,
+                 compactions: Compactions | None = None) -> FileSlicing:
+    """The slicing rule of the table's version, resolved once per view (never per file).
+    `compactions`: the view's pending compaction operations, read from `timeline` when not given."""
     make = _SLICING.get(config.table_version)
     if make is None:
         raise UnsupportedTableError(f"file slices of table version {config.table_version} are not supported")
-    return make(config, timeline)
+    return make(config, timeline, compactions or (lambda: compaction_operations(timeline)))
 
 
 def data_file_key(name: str, base_extension: str) -> tuple[str, str] | None:
@@ -486,7 +495,8 @@ class FileSystemView:
         self.timeline = timeline if timeline is not None else active.write_timeline().filter(
             lambda i: i.is_completed or i.action == COMPACTION
         )
-        self.slicing = file_slicing(table.config, active)
+        # One read of the compaction plans serves the slicing rule (versions 8/9) and the view.
+        self.slicing = file_slicing(table.config, active, lambda: self.pending_compaction_operations)
         self._last = self.timeline.last()
         self._first = self.timeline.first()
         self._timestamps = frozenset(self.timeline.timestamps)
