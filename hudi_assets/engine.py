@@ -21,6 +21,7 @@ import pickle
 import socket
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -43,6 +44,8 @@ SPARK_REMOTE_ENV = "SPARK_REMOTE"
 # pyspark is installed (the `spark` extra), else the local engine.
 DEFAULT_ENGINE = "spark" if installed("pyspark") else "local"
 ENGINES = ("spark", "local")
+# The Spark Connect clients `remote_session` opened in this process (`spark_connect.close_clients`).
+CONNECT_CLIENTS: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 class Engine(Protocol):
@@ -281,6 +284,7 @@ def remote_session(remote: str, conf: Mapping[str, str] | None = None):
 
     _refuse_unanswered(remote)
     session = RemoteSparkSession.builder.remote(remote).create()
+    CONNECT_CLIENTS.add(session.client)
     for key, value in (conf or {}).items():
         if key in (SPARK_REMOTE_KEY, "spark.master"):
             continue

@@ -30,6 +30,7 @@ from hudi_assets.storage import DirectoryListing, Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import TableConfig
 from hudi_assets.timeline import metadata
+from hudi_assets.timeline.history import ArchivedCompletionTimes, LSMHistory
 from hudi_assets.timeline.instant import COMPACTION, LOG_COMPACTION
 from hudi_assets.timeline.layout import timeline_layout
 from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
@@ -256,6 +257,10 @@ def build_file_groups(partition: str, names: Iterable[str], base_extension: str)
     return ordered
 
 
+# The pending (log) compaction operations by (partition, file id), read when a slicing rule asks.
+Compactions = Callable[[], Mapping[tuple[str, str], "CompactionOperation"]]
+
+
 class FileSlicing(Protocol):
     """Which file slice each data file of a partition joins: the rule of Hudi's file-system view that
     changes with the table version (log files named by their base instant up to version 6; by
@@ -278,7 +283,8 @@ class BaseInstantSlicing:
     base_extension: str
 
     @classmethod
-    def of(cls, config: TableConfig, timeline: ActiveTimeline) -> BaseInstantSlicing:
+    def of(cls, config: TableConfig, timeline: ActiveTimeline, compactions: Compactions
+           ) -> BaseInstantSlicing:
         return cls(config.base_file_extension)
 
     def file_groups(self, partition: str, names: Iterable[str]) -> dict[str, FileGroup]:
@@ -308,29 +314,33 @@ class CompletionTimeSlicing:
     ../reference/hudi-1x.md section 4)."""
 
     base_extension: str
-    # Requested -> completion time of every completed instant, active and archived.
+    # Requested -> completion time of every completed instant of the active timeline.
     completion_times: Mapping[str, str]
     # Instants before the first write instant of the active timeline are archived, hence completed
     # (CompletionTimeQueryViewV2.isArchived); "" when there is none.
     first_active: str
     # (partition, file id) -> instant of the pending compaction planned on the file group.
     pending_compactions: Mapping[tuple[str, str], str]
+    # The archived instants' completion times, read only when a log's deltacommit is not active.
+    archived: ArchivedCompletionTimes = field(compare=False)
 
     @classmethod
-    def of(cls, config: TableConfig, timeline: ActiveTimeline) -> CompletionTimeSlicing:
-        archived = timeline_layout(config).load_archived_instants(timeline.storage, config)
+    def of(cls, config: TableConfig, timeline: ActiveTimeline, compactions: Compactions
+           ) -> CompletionTimeSlicing:
+        history = LSMHistory(timeline.storage, timeline_layout(config).paths.history_path(config))
         first = timeline.write_timeline().first()
-        pending = {key: op.compaction_instant for key, op in compaction_operations(timeline).items()}
-        return cls(config.base_file_extension, {**archived.completion_times, **timeline.completion_times},
-                   first.timestamp if first else "", pending)
+        pending = {key: op.compaction_instant for key, op in compactions().items()}
+        return cls(config.base_file_extension, timeline.completion_times, first.timestamp if first else "",
+                   pending, ArchivedCompletionTimes(history))
 
     def is_completed(self, instant: str) -> bool:
-        return instant in self.completion_times or instant < self.first_active
+        return instant in self.completion_times or instant < self.first_active or \
+            self.archived.get(instant) is not None
 
     def completion_time(self, begin: str, instant: str) -> str | None:
         """getCompletionTime(begin, instant): None while pending; the instant itself where the times
         are not of one format (integer ids of tests and legacy tables: ordered as requested)."""
-        completed = self.completion_times.get(instant)
+        completed = self.completion_times.get(instant) or self.archived.get(instant)
         if completed is not None and len(completed) != len(begin):
             return instant
         return completed
@@ -338,16 +348,17 @@ class CompletionTimeSlicing:
     def file_groups(self, partition: str, names: Iterable[str]) -> dict[str, FileGroup]:
         groups: dict[str, FileGroup] = {}
         logs: dict[str, list[LogFile]] = {}
-        for name in names:
-            key = data_file_key(name, self.base_extension)
-            if key is None:
-                continue
-            group = groups.get(key[0])
-            if group is None:
-                group = groups[key[0]] = FileGroup(partition, key[0])
+        for name in names:  # each log name parsed once (data_file_key would parse it again)
             if name.startswith("."):
-                logs.setdefault(key[0], []).append(LogFile.parse(name))
-            else:
+                log = None if name.endswith(".crc") else LogFile.parse(name)
+                if log is not None:
+                    if log.file_id not in groups:
+                        groups[log.file_id] = FileGroup(partition, log.file_id)
+                    logs.setdefault(log.file_id, []).append(log)
+            elif (key := data_file_key(name, self.base_extension)) is not None:
+                group = groups.get(key[0])
+                if group is None:
+                    group = groups[key[0]] = FileGroup(partition, key[0])
                 group.slice_at(key[1]).base_file = name
         for file_id, group in groups.items():
             compaction = self.pending_compactions.get((partition, file_id))
@@ -403,18 +414,21 @@ class CompletionTimeSlicing:
         return [keys.get(name) for name in names]
 
 
-# hoodie.table.version -> how a view of the table is sliced (given the table's config and timeline).
-_SLICING: dict[int, Callable[[TableConfig, ActiveTimeline], FileSlicing]] = {
+# hoodie.table.version -> how a view of the table is sliced (given the table's config, timeline and
+# pending compaction operations).
+_SLICING: dict[int, Callable[[TableConfig, ActiveTimeline, Compactions], FileSlicing]] = {
     5: BaseInstantSlicing.of, 6: BaseInstantSlicing.of,
     8: CompletionTimeSlicing.of, 9: CompletionTimeSlicing.of}
 
 
-def file_slicing(config: TableConfig, timeline: ActiveTimeline) -> FileSlicing:
-    """The slicing rule of the table's version, resolved once per view (never per file)."""
+def file_slicing(config: TableConfig, timeline: ActiveTimeline,
+                 compactions: Compactions | None = None) -> FileSlicing:
+    """The slicing rule of the table's version, resolved once per view (never per file).
+    `compactions`: the view's pending compaction operations, read from `timeline` when not given."""
     make = _SLICING.get(config.table_version)
     if make is None:
         raise UnsupportedTableError(f"file slices of table version {config.table_version} are not supported")
-    return make(config, timeline)
+    return make(config, timeline, compactions or (lambda: compaction_operations(timeline)))
 
 
 def data_file_key(name: str, base_extension: str) -> tuple[str, str] | None:
@@ -481,7 +495,8 @@ class FileSystemView:
         self.timeline = timeline if timeline is not None else active.write_timeline().filter(
             lambda i: i.is_completed or i.action == COMPACTION
         )
-        self.slicing = file_slicing(table.config, active)
+        # One read of the compaction plans serves the slicing rule (versions 8/9) and the view.
+        self.slicing = file_slicing(table.config, active, lambda: self.pending_compaction_operations)
         self._last = self.timeline.last()
         self._first = self.timeline.first()
         self._timestamps = frozenset(self.timeline.timestamps)

@@ -23,7 +23,6 @@ apply to all.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import re
 import signal
@@ -37,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hudi_assets.engine import DEFAULT_SPARK_MASTER, available_cpus, spark_settings
+from hudi_assets.engine import CONNECT_CLIENTS, DEFAULT_SPARK_MASTER, available_cpus, spark_settings
 from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.extras import require
 
@@ -121,16 +120,12 @@ def start_server(port: int = DEFAULT_PORT, master: str = DEFAULT_SPARK_MASTER,
 
 
 def close_clients() -> None:
-    """Close this process's Spark Connect clients while their server is still up. An open client
-    cleans up at interpreter exit with an RPC (`_on_exit`: its ML cache), which against a stopped
-    server retries for about ten minutes (RETRIES_EXCEEDED) and holds the process open that long.
-    `close()` waits for pending releases and closes the channel; it does not release the session
-    the server keeps for every client."""
-    if "pyspark.sql.connect.client.core" not in sys.modules:
-        return  # no client was ever made here
-    from pyspark.sql.connect.client.core import SparkConnectClient
-
-    for client in [o for o in gc.get_objects() if isinstance(o, SparkConnectClient)]:
+    """Close the Spark Connect clients this process opened (`remote_session`) while their server is
+    still up. An open client cleans up at interpreter exit with an RPC (`_on_exit`: its ML cache),
+    which against a stopped server retries for about ten minutes (RETRIES_EXCEEDED) and holds the
+    process open that long. `close()` waits for pending releases and closes the channel; it does
+    not release the session the server keeps for every client."""
+    for client in list(CONNECT_CLIENTS):
         if not client.is_closed:
             client.close()
 

@@ -23,6 +23,7 @@ BACKUP_FILE = f"{METAFOLDER}/hoodie.properties.backup"
 # hoodie.table.version -> the timeline layout versions a table of it may have (Hudi's HoodieTableVersion:
 # 5/6 are Hudi 0.12-0.15 with layout 1 (0 before 0.5.1); 8 and 9 are Hudi 1.0 and 1.1 with layout 2).
 SUPPORTED_TABLE_VERSIONS = {5: (0, 1), 6: (0, 1), 8: (2,), 9: (2,)}
+FIRST_LAYOUT_2_TABLE_VERSION = 8  # HoodieTableVersion.EIGHT.getTimelineLayoutVersion() is 2
 # Versions whose table services (clean, archive, rollback) are implemented; the others are read only.
 SERVICE_TABLE_VERSIONS = (5, 6)
 
@@ -82,7 +83,12 @@ class TableConfig:
 
     @property
     def timeline_layout_version(self) -> int:
-        return int(self.props.get("hoodie.timeline.layout.version", "0"))
+        """`hoodie.timeline.layout.version`, or, where a table does not say, the layout its
+        `hoodie.table.version` is written with (Hudi's HoodieTableVersion -> layout)."""
+        declared = self.props.get("hoodie.timeline.layout.version")
+        if declared is not None:
+            return int(declared)
+        return 2 if self.table_version >= FIRST_LAYOUT_2_TABLE_VERSION else 1
 
     @property
     def archive_folder(self) -> str:
@@ -144,8 +150,7 @@ class TableConfig:
             raise UnsupportedTableError(
                 f"{where}: table version {version}{newer} is not supported; hudi-assets reads table "
                 f"versions {', '.join(map(str, SUPPORTED_TABLE_VERSIONS))} (Hudi 0.12-0.15, 1.0, 1.1)")
-        declared = "hoodie.timeline.layout.version" in self.props
-        layout = self.timeline_layout_version if declared else layouts[-1]
+        layout = self.timeline_layout_version
         if layout not in layouts:
             raise UnsupportedTableError(
                 f"{where}: timeline layout version {layout} does not belong to table version {version} "

@@ -14,7 +14,7 @@ import pytest
 from support.refdata import more_table_zips, params_or_skip, table_zips, unzip_table
 
 from hudi_assets.avro import serialize_metadata
-from hudi_assets.exceptions import UnsupportedTableError
+from hudi_assets.exceptions import CorruptFileError, UnsupportedTableError
 from hudi_assets.fsview import CompletionTimeSlicing, FileSystemView, file_slicing
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
@@ -151,6 +151,28 @@ def test_archived_instants_count_as_completed(tmp_path, history, slice_of_050):
     slices = _slices(table)
     assert ".f1_050.log.1_0-1-1" in slices[slice_of_050]
     assert sorted(slices) == ["040", "100"]
+
+
+def _unreadable_history(table: HoodieTable) -> None:
+    """A snapshot whose one data file, of instants 040 to 050, is not parquet."""
+    table.storage.write(f"{T}/history/040_050_0.parquet", b"not parquet")
+    table.storage.write(f"{T}/history/manifest_1", json.dumps(
+        {"files": [{"fileName": "040_050_0.parquet", "fileLen": 11}]}).encode())
+    table.storage.write(f"{T}/history/_version_", b"1")
+
+
+def test_the_history_is_read_only_for_a_log_of_an_archived_deltacommit(tmp_path):
+    """As CompletionTimeQueryViewV2 loads the archive lazily: logs of active deltacommits (and of
+    pending ones, newer than every archived file) never read a history file; a log of archived 050
+    does (here: the unreadable file is refused, naming it)."""
+    table = _table(tmp_path, {"100": ("commit", "105"), "150": ("deltacommit", "155")},
+                   {"200": "deltacommit"},
+                   ["f1_0-1-1_100.parquet", ".f1_150.log.1_0-1-1", ".f1_200.log.1_0-1-1"])
+    _unreadable_history(table)
+    assert _slices(table) == {"100": ["f1_0-1-1_100.parquet", ".f1_150.log.1_0-1-1"]}
+    table.storage.write(".f1_050.log.1_0-1-1", b"x")
+    with pytest.raises(CorruptFileError, match=r"040_050_0\.parquet"):
+        _slices(table)
 
 
 def test_old_and_new_log_naming_in_one_file_group_is_refused(tmp_path):

@@ -241,3 +241,14 @@ def test_the_dagster_graph_runs_on_the_warm_server_and_deletes_what_local_delete
         after = {str(p.relative_to(base)) for p in base.rglob("*") if p.is_file()}
         deleted[engine] = {p for p in before - after if not p.startswith(".hoodie")}
     assert deleted["spark"] == deleted["local"] and deleted["local"]
+
+
+@pytest.mark.spark
+def test_close_clients_closes_every_client_this_process_opened(server, remote_engine):
+    """Last in the module: it closes the shared engine's client too (the server stops next)."""
+    engine = SparkEngine(remote=server.url)
+    assert engine.map(lambda x: x + 1, [1]) == [2]
+    clients = [engine.session.client, remote_engine.session.client]
+    assert not any(client.is_closed for client in clients)
+    close_clients()
+    assert all(client.is_closed for client in clients)

@@ -12,6 +12,7 @@ from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import (
     BACKUP_FILE,
     PROPERTIES_FILE,
+    TableConfig,
     load_table_config,
     table_checksum,
     write_table_config,
@@ -67,3 +68,12 @@ def test_missing_table_and_missing_properties(tmp_path):
     (tmp_path / ".hoodie").mkdir()
     with pytest.raises(TableNotFoundError, match=r"hoodie\.properties: missing"):
         HoodieTable(str(tmp_path))
+
+
+@pytest.mark.parametrize(("props", "layout"), [
+    ({"hoodie.table.version": "6"}, 1), ({"hoodie.table.version": "9"}, 2),
+    ({"hoodie.table.version": "6", "hoodie.timeline.layout.version": "0"}, 0),
+])
+def test_the_layout_version_is_the_declared_one_else_the_table_versions(props, layout):
+    """One derivation serves the version gate and the layout factory."""
+    assert TableConfig(props).timeline_layout_version == layout

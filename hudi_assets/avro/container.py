@@ -68,15 +68,15 @@ def serialize_metadata(schema_name: str, record: dict[str, Any], tuples: Tuples 
     return _container(java_schema_json(schema_name), data, os.urandom(16))
 
 
-def serialize_1x(schema_name: str, record: dict[str, Any], sync: bytes | None = None) -> bytes:
-    """Encode `record` as a container file as Hudi 1.x writes it (its schema text, `SCHEMAS_1X`);
-    `sync`: the marker to reuse (a file re-encoded), else a random one as Java's."""
+def serialize_1x(schema_name: str, record: dict[str, Any]) -> bytes:
+    """Encode `record` as a container file as Hudi 1.x writes it (its schema text, `SCHEMAS_1X`),
+    with a random sync marker as Java's."""
     body = io.BytesIO()
     try:
         fastavro.schemaless_writer(body, parsed_1x(schema_name), record, strict_allow_default=True)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"record does not fit {schema_name}: {exc}") from exc
-    return _container(java_text(SCHEMAS_1X[schema_name]), body.getvalue(), sync or os.urandom(16))
+    return _container(java_text(SCHEMAS_1X[schema_name]), body.getvalue(), os.urandom(16))
 
 
 def _container(schema_text: str, data: bytes, sync: bytes) -> bytes:
@@ -211,9 +211,3 @@ def deserialize_any(data: bytes, path: str, hudi_1x: bool = False) -> tuple[str,
     if name in (SCHEMAS_1X if hudi_1x else SCHEMAS):
         reader = _open(data, path, parsed_1x(name) if hudi_1x else parsed(name))
     return name, _single_record(reader, name, path)
-
-
-def sync_marker(data: bytes) -> bytes:
-    """The sync marker of a container file that `deserialize_any` has read (a well-formed header)."""
-    _, pos = _HEADER(data, len(MAGIC))
-    return data[pos:pos + 16]

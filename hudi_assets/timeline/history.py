@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -115,3 +116,24 @@ class LSMHistory:
         # An instant archived without a completion time (a meta-server's) completed at its own time.
         timeline.completion_times = {r["instantTime"]: r["completionTime"] or r["instantTime"] for r in rows}
         return timeline
+
+
+class ArchivedCompletionTimes:
+    """Requested -> completion time of the archived instants, read from the history on the first
+    question one of its files' name ranges can answer, as Hudi's CompletionTimeQueryViewV2 loads the
+    archive lazily: a view whose log files are all of active or pending deltacommits reads the
+    manifest at most, and no data file. Threads that race to the first read read the same rows."""
+
+    def __init__(self, history: LSMHistory):
+        self.history = history
+        self._files: list[HistoryFile] | None = None
+        self._times: Mapping[str, str] | None = None
+
+    def get(self, instant: str) -> str | None:
+        if self._times is None:
+            if self._files is None:
+                self._files = self.history.files()
+            if not any(file.overlaps(instant, instant) for file in self._files):
+                return None
+            self._times = self.history.timeline().completion_times
+        return self._times.get(instant)

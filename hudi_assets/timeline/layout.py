@@ -1,10 +1,11 @@
 """The table-version seam of the timeline: `TimelineLayout` and the factory that picks one per table.
 
 What changes between Hudi 0.x (timeline layout 1, table versions 5/6) and 1.x (layout 2, versions
-8/9) sits behind these small interfaces, as in Hudi 1.x's `TimelineLayout`: how instant files are
-named and parsed, where the active and archived timelines live, how commit metadata is encoded,
-which `ActiveTimeline` class reads the folder and how the archived timeline is loaded. Code above
-asks the table's layout (resolved once, when the table is opened) and never the version itself.
+8/9) sits behind these small interfaces, as in Hudi 1.x's `TimelineLayout`: where the active and
+archived timelines live, which `ActiveTimeline` class reads the folder (it names and parses the
+layout's instant files and holds its commit-metadata serde) and how the archived timeline is
+loaded. Code above asks the table's layout (resolved once, when the table is opened) and never the
+version itself.
 """
 
 from __future__ import annotations
@@ -18,22 +19,7 @@ from hudi_assets.table_config import TableConfig
 from hudi_assets.timeline import layout1, layout2
 from hudi_assets.timeline.archived import ArchivedTimelineLoaderV1
 from hudi_assets.timeline.commit_metadata import CommitMetadata
-from hudi_assets.timeline.instant import Instant
 from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
-
-
-class InstantFileNameGenerator(Protocol):
-    def file_name(self, instant: Instant, completion_time: str | None = None, legacy: bool = False) -> str:
-        """The state file name of `instant`; a completed one's needs its completion time where the
-        layout names it (layout 2), unless it is a legacy instant (a pre-upgrade bare name)."""
-        ...
-
-
-class InstantFileNameParser(Protocol):
-    def parse(self, name: str) -> tuple[Instant, str | None] | None:
-        """(instant, completion time if the name carries one) of a state file name; None when the
-        file is not a state file; `CorruptFileError` for an instant-shaped name of unknown kind."""
-        ...
 
 
 class CommitMetadataSerDe(Protocol):
@@ -63,15 +49,9 @@ class TimelineLayout:
     """One timeline layout version's implementations of the interfaces above."""
 
     version: int
-    file_names: InstantFileNameGenerator
-    file_name_parser: InstantFileNameParser
     paths: TimelinePathProvider
     active_timeline: type[ActiveTimeline]
     archived_timeline: ArchivedTimelineLoader
-
-    @property
-    def commit_metadata_serde(self) -> CommitMetadataSerDe:
-        return self.active_timeline.commit_metadata_serde
 
     def load_active_timeline(self, storage: Storage, config: TableConfig) -> ActiveTimeline:
         return self.active_timeline.load(storage, self.paths.timeline_path(config), config)
@@ -80,23 +60,16 @@ class TimelineLayout:
         return self.archived_timeline.load_instants(storage, self.paths.history_path(config))
 
 
-LAYOUT_1 = TimelineLayout(1, layout1.InstantFileNameGeneratorV1(), layout1.InstantFileNameParserV1(),
-                          layout1.TimelinePathProviderV1(), ActiveTimeline, ArchivedTimelineLoaderV1())
-LAYOUT_2 = TimelineLayout(2, layout2.InstantFileNameGeneratorV2(), layout2.InstantFileNameParserV2(),
-                          layout2.TimelinePathProviderV2(), layout2.LayoutTwoTimeline,
+LAYOUT_1 = TimelineLayout(1, layout1.TimelinePathProviderV1(), ActiveTimeline, ArchivedTimelineLoaderV1())
+LAYOUT_2 = TimelineLayout(2, layout2.TimelinePathProviderV2(), layout2.LayoutTwoTimeline,
                           layout2.ArchivedTimelineLoaderV2())
 # Layout 0 (before Hudi 0.5.1) renamed state files in place; what is left of it reads as layout 1.
 _LAYOUTS = {0: LAYOUT_1, 1: LAYOUT_1, 2: LAYOUT_2}
-FIRST_LAYOUT_2_TABLE_VERSION = 8  # HoodieTableVersion.EIGHT.getTimelineLayoutVersion() is 2
 
 
 def timeline_layout(config: TableConfig) -> TimelineLayout:
-    """The table's layout: `hoodie.timeline.layout.version`, or, where a table does not say, the
-    one its `hoodie.table.version` was written with (Hudi's HoodieTableVersion -> layout)."""
-    if "hoodie.timeline.layout.version" in config.props:
-        version = config.timeline_layout_version
-    else:
-        version = 2 if config.table_version >= FIRST_LAYOUT_2_TABLE_VERSION else 1
+    """The table's layout (`TableConfig.timeline_layout_version`)."""
+    version = config.timeline_layout_version
     layout = _LAYOUTS.get(version)
     if layout is None:
         raise UnsupportedTableError(f"timeline layout version {version} is not supported")

@@ -1,31 +1,16 @@
 """Timeline layout 1 (table versions 5 and 6, Hudi 0.x): the pieces `TimelineLayout` bundles.
 
 Every state file of an instant lives in `.hoodie/` under the name `Instant.file_name` gives it (no
-completion time in the name), commit metadata is Jackson's JSON, and archived instants are
-`HoodieArchivedMetaEntry` records in `hoodie.archivelog.folder`. Hudi: InstantFileNameGeneratorV1,
-CommitMetadataSerDeV1, TimelinePathProviderV1 (1.0.x).
+completion time in the name; `Instant.parse_file_name` reads it back: Hudi's
+InstantFileNameGeneratorV1), commit metadata is Jackson's JSON, and archived instants are
+`HoodieArchivedMetaEntry` records in `hoodie.archivelog.folder`. Hudi: CommitMetadataSerDeV1,
+TimelinePathProviderV1 (1.0.x).
 """
 
 from __future__ import annotations
 
 from hudi_assets.table_config import METAFOLDER, TableConfig
 from hudi_assets.timeline.commit_metadata import CommitMetadata
-from hudi_assets.timeline.instant import Instant
-
-
-class InstantFileNameGeneratorV1:
-    """`T.action[.state]`; the completion time is not part of a layout-1 name."""
-
-    def file_name(self, instant: Instant, completion_time: str | None = None, legacy: bool = False) -> str:
-        return instant.file_name
-
-
-class InstantFileNameParserV1:
-    """`Instant.parse_file_name`, with no completion time to report."""
-
-    def parse(self, name: str) -> tuple[Instant, str | None] | None:
-        instant = Instant.parse_file_name(name)
-        return None if instant is None else (instant, None)
 
 
 class CommitMetadataSerDeV1:

@@ -6,8 +6,9 @@ Pending states keep layout 1's names (`T.action.requested`, `T.action.inflight`,
 commit), so the completion time is in the name; a completed file without one is a "legacy" instant
 left by an upgrade, whose completion time is its modification time. State files are immutable: each
 transition writes a new file. Commit metadata is Avro (JSON only for legacy instants). The archived
-timeline is the LSM-tree history (`history.py`). Hudi 1.x: InstantFileNameGeneratorV2,
-InstantGeneratorV2 (apache/hudi @65562af4), ActiveTimelineV2 (@01af83ca), CommitMetadataSerDeV2,
+timeline is the LSM-tree history (`history.py`). Hudi 1.x: InstantFileNameGeneratorV2
+(`layout2_file_name`), InstantFileNameParserV2 (`parse_layout2_name`), InstantGeneratorV2
+(apache/hudi @65562af4), ActiveTimelineV2 (@01af83ca), CommitMetadataSerDeV2,
 TimelinePathProviderV2, SkewAdjustingTimeGenerator.
 """
 
@@ -20,6 +21,7 @@ from datetime import UTC, datetime
 from typing import ClassVar
 
 from hudi_assets.avro.container import serialize_1x
+from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.exceptions import CorruptFileError, UnsupportedTableError
 from hudi_assets.storage import FileStatus, Storage
 from hudi_assets.table_config import METAFOLDER, TableConfig
@@ -31,9 +33,6 @@ from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
 
 _NAME = re.compile(r"^([0-9]+)(?:_([0-9]+))?\.([A-Za-z]+)(?:\.(requested|inflight))?$")
 LAYOUT_2_ACTIONS = frozenset(ACTIONS) | {CLUSTERING}
-# hoodie.time.generator.max_expected_clock_skew_ms: how long Hudi's time generator waits after
-# reading the clock, so that no other writer's clock can still be behind the time it hands out.
-DEFAULT_MAX_EXPECTED_CLOCK_SKEW_MS = 200
 
 
 def parse_layout2_name(name: str) -> tuple[Instant, str | None] | None:
@@ -56,24 +55,14 @@ def parse_layout2_name(name: str) -> tuple[Instant, str | None] | None:
     return Instant(requested, action, State.INFLIGHT if suffix == "inflight" else State.REQUESTED), None
 
 
-class InstantFileNameParserV2:
-    def parse(self, name: str) -> tuple[Instant, str | None] | None:
-        return parse_layout2_name(name)
-
-
-class InstantFileNameGeneratorV2:
-    """Pending states as in layout 1; a completed instant carries its completion time, except a
-    legacy one, which keeps its bare name."""
-
-    def file_name(self, instant: Instant, completion_time: str | None = None, legacy: bool = False) -> str:
-        if not instant.is_completed or legacy:
-            return instant.file_name
-        if completion_time is None:
-            raise ValueError(f"{instant}: a completed layout-2 instant is named by its completion time")
-        return f"{instant.timestamp}_{completion_time}.{instant.with_state(State.COMPLETED).action}"
-
-
-FILE_NAMES_V2 = InstantFileNameGeneratorV2()
+def layout2_file_name(instant: Instant, completion_time: str | None = None) -> str:
+    """A pending state's name as in layout 1; a completed instant's carries its completion time (a
+    legacy instant's bare name is only ever read, never written)."""
+    if not instant.is_completed:
+        return instant.file_name
+    if completion_time is None:
+        raise ValueError(f"{instant}: a completed layout-2 instant is named by its completion time")
+    return f"{instant.timestamp}_{completion_time}.{instant.with_state(State.COMPLETED).action}"
 
 
 class CommitMetadataSerDeV2:
@@ -82,12 +71,12 @@ class CommitMetadataSerDeV2:
     def deserialize(self, data: bytes, path: str) -> CommitMetadata:
         return CommitMetadata.from_bytes(data, path)
 
-    def serialize(self, metadata: CommitMetadata, sync: bytes | None = None) -> bytes:
+    def serialize(self, metadata: CommitMetadata) -> bytes:
         """Avro, with Hudi 1.x's schema text; a replace commit's record when it names replaced file
-        groups. `sync`: the marker to reuse (re-encoding a file), else a random one."""
+        groups."""
         name = "HoodieCommitMetadata" if metadata.partition_to_replace_file_ids is None else \
             "HoodieReplaceCommitMetadata"
-        return serialize_1x(name, metadata.to_object(), sync)
+        return serialize_1x(name, metadata.to_object())
 
 
 class TimelinePathProviderV2:
@@ -118,10 +107,11 @@ def generate_completion_time(after: list[str], timezone: str, skew_ms: int,
                              sleep: Callable[[float], None] = time.sleep) -> str:
     """A completion time as Hudi 1.x's SkewAdjustingTimeGenerator hands one out (the caller holds the
     table lock): the clock read, then a wait of the maximum expected clock skew, so that every other
-    writer's clock has passed it; strictly after every time in `after` (monotonic)."""
+    writer's clock has passed it; strictly after every time in `after` (monotonic) up to the same
+    allowance ahead of the clock (`new_instant_time`)."""
     now = clock()
     sleep(skew_ms / 1000)
-    return new_instant_time(after, timezone, datetime.fromtimestamp(now, UTC))
+    return new_instant_time(after, timezone, datetime.fromtimestamp(now, UTC), skew_ms)
 
 
 def _layout_1_leftovers(storage: Storage) -> list[str]:
@@ -152,7 +142,8 @@ class LayoutTwoTimeline(ActiveTimeline):
         self.completion_times = completion_times
         self.legacy = legacy
         self.timezone = timezone
-        self.clock_skew_ms = DEFAULT_MAX_EXPECTED_CLOCK_SKEW_MS
+        # hoodie.time.generator.max_expected_clock_skew_ms: how long a completion time waits.
+        self.clock_skew_ms = MAX_EXPECTED_CLOCK_SKEW_MS.default
 
     @classmethod
     def load(cls, storage: Storage, folder: str, config: TableConfig | None = None) -> LayoutTwoTimeline:
@@ -200,4 +191,4 @@ class LayoutTwoTimeline(ActiveTimeline):
             return f"{self.folder}/{instant.file_name}"
         after = [*self.timestamps, *self.completion_times.values()]
         completion = generate_completion_time(after, self.timezone, self.clock_skew_ms)
-        return f"{self.folder}/{FILE_NAMES_V2.file_name(instant, completion)}"
+        return f"{self.folder}/{layout2_file_name(instant, completion)}"

@@ -19,7 +19,8 @@ from hudi_assets.table_config import TableConfig, load_table_config
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import ACTIONS, Instant, State
 from hudi_assets.timeline.layout import LAYOUT_1, LAYOUT_2, load_active_timeline, timeline_layout
-from hudi_assets.timeline.layout2 import LayoutTwoTimeline
+from hudi_assets.timeline.layout1 import COMMIT_METADATA_SERDE_V1
+from hudi_assets.timeline.layout2 import LayoutTwoTimeline, layout2_file_name, parse_layout2_name
 from hudi_assets.timeline.timeline import ActiveTimeline
 
 V6 = {"hoodie.table.name": "t", "hoodie.table.version": "6", "hoodie.timeline.layout.version": "1"}
@@ -63,9 +64,9 @@ def _every_v6_instant() -> list[Instant]:
 
 @pytest.mark.parametrize("instant", _every_v6_instant(), ids=str)
 def test_layout_1_names_round_trip(instant):
-    name = LAYOUT_1.file_names.file_name(instant)
-    assert LAYOUT_1.file_name_parser.parse(name) == (instant, None)
-    assert LAYOUT_1.file_names.file_name(*LAYOUT_1.file_name_parser.parse(name)) == name
+    name = instant.file_name
+    assert Instant.parse_file_name(name) == instant
+    assert Instant.parse_file_name(name).file_name == name
 
 
 @pytest.mark.parametrize(("name", "instant", "completed"), [
@@ -80,15 +81,15 @@ def test_layout_1_names_round_trip(instant):
     ("100.savepoint.inflight", Instant("100", "savepoint", State.INFLIGHT), None),
 ])
 def test_layout_2_names_round_trip(name, instant, completed):
-    assert LAYOUT_2.file_name_parser.parse(name) == (instant, completed)
-    assert LAYOUT_2.file_names.file_name(instant, completed) == name
+    assert parse_layout2_name(name) == (instant, completed)
+    assert layout2_file_name(instant, completed) == name
 
 
 def test_a_completed_layout_2_name_needs_its_completion_time():
-    assert LAYOUT_2.file_names.file_name(Instant("100", "compaction").with_state(State.COMPLETED), "150") == \
-        "100_150.commit"
+    compaction = Instant("100", "compaction").with_state(State.COMPLETED)
+    assert layout2_file_name(compaction, "150") == "100_150.commit"
     with pytest.raises(ValueError, match="completion time"):
-        LAYOUT_2.file_names.file_name(Instant("100", "deltacommit"))
+        layout2_file_name(Instant("100", "deltacommit"))
 
 
 def _timeline_folders(base: Path) -> list[Path]:
@@ -109,8 +110,10 @@ def test_every_java_written_state_file_name_regenerates_equal(name, tmp_path):
         assert type(timeline) is layout.active_timeline
         for instant, status in timeline.state_files.items():
             completed = timeline.completion_times.get(instant.timestamp) if instant.is_completed else None
-            assert layout.file_name_parser.parse(status.name)[0] == instant
-            regenerated = layout.file_names.file_name(instant, completed)
+            parsed = parse_layout2_name(status.name) if layout is LAYOUT_2 else \
+                (Instant.parse_file_name(status.name), None)
+            assert parsed == (instant, completed if layout is LAYOUT_2 else None)
+            regenerated = layout2_file_name(instant, completed) if layout is LAYOUT_2 else instant.file_name
             assert regenerated == status.name, (base, status.name)
             assert timeline.state_file_path(instant) == f"{layout.paths.timeline_path(config)}/{status.name}"
 
@@ -119,18 +122,18 @@ def test_commit_metadata_goes_through_the_layouts_serde(builder):
     table = builder().commit(ts(1)).table()
     instant = table.active_timeline.filter_completed().last()
     data = table.active_timeline.read_details(instant)
-    assert table.timeline_layout.commit_metadata_serde is ActiveTimeline.commit_metadata_serde
+    assert type(table.active_timeline).commit_metadata_serde is COMMIT_METADATA_SERDE_V1
     parsed = metadata.commit_metadata(table.active_timeline, instant)
-    assert LAYOUT_1.commit_metadata_serde.serialize(parsed) == data  # JSON, byte for byte
+    assert LAYOUT_1.active_timeline.commit_metadata_serde.serialize(parsed) == data  # JSON, byte for byte
 
 
 def test_layout_1_reads_json_commit_metadata_only_and_layout_2_reads_avro():
     avro = serialize_metadata("HoodieCommitMetadata",
                               {"extraMetadata": {"schema": "{}"}, "operationType": "INSERT"})
-    read = LAYOUT_2.commit_metadata_serde.deserialize(avro, "100_200.commit")
+    read = LAYOUT_2.active_timeline.commit_metadata_serde.deserialize(avro, "100_200.commit")
     assert (read.operation_type, read.schema) == ("INSERT", "{}")
     with pytest.raises(CorruptFileError, match=r"100\.commit"):
-        LAYOUT_1.commit_metadata_serde.deserialize(avro, "100.commit")
+        LAYOUT_1.active_timeline.commit_metadata_serde.deserialize(avro, "100.commit")
 
 
 def test_the_table_resolves_its_layout_once_and_loads_through_it(builder):

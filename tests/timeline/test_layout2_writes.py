@@ -3,7 +3,8 @@ completion time generated as Hudi 1.x's SkewAdjustingTimeGenerator does."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -11,6 +12,7 @@ from hudi_assets.exceptions import StorageError
 from hudi_assets.storage import Storage
 from hudi_assets.table_config import TableConfig
 from hudi_assets.timeline.instant import Instant, State
+from hudi_assets.timeline.instant_time import format_instant_time
 from hudi_assets.timeline.layout import load_active_timeline
 from hudi_assets.timeline.layout2 import format_epoch_ms, generate_completion_time
 
@@ -27,6 +29,16 @@ def test_the_clock_is_read_before_the_skew_wait_and_the_time_is_monotonic():
     # A time already handed out (or a writer's clock ahead of ours): strictly after it.
     assert generate_completion_time(["20241126073000500"], "UTC", 0, clock=lambda: NOW,
                                     sleep=waits.append) == "20241126073000501"
+
+
+def test_the_allowance_waited_out_is_the_one_a_time_ahead_may_lie_within():
+    """A time 30 minutes ahead is within a one-hour allowance: the new time steps past it, as a
+    default (200 ms) allowance would not."""
+    now = time.time()
+    ahead = format_instant_time(datetime.fromtimestamp(now, UTC).replace(tzinfo=None) + timedelta(minutes=30))
+    after = format_instant_time(datetime.strptime(ahead, "%Y%m%d%H%M%S%f") + timedelta(milliseconds=1))
+    assert generate_completion_time([ahead], "UTC", 3_600_000, clock=lambda: now,
+                                    sleep=lambda _: None) == after
 
 
 def test_a_legacy_name_takes_the_modification_time_in_the_table_zone(tmp_path):
