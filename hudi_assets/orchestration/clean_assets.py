@@ -91,7 +91,7 @@ def clean_plan(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
     if not hudi.dry_run:  # under LAZY, failed writes go first: they would pin the ECTR forever
         cleaner.roll_back_failed_writes()
     pending = cleaner.pending()
-    if not (yield from metadata_guard(context, key, table, config, pending)):
+    if not (yield from metadata_guard(context, key, cleaner, pending)):
         return
     plans = [p for p in pending if p.plan is not None]
     if plans:
