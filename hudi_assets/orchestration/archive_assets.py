@@ -10,28 +10,20 @@ import dagster as dg
 import pandas as pd
 
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
-from hudi_assets.orchestration.checks import check_result, retention_guard, version_guard
+from hudi_assets.orchestration.checks import check_result
 from hudi_assets.orchestration.display import bytes_metadata, table_value
 from hudi_assets.orchestration.invariants import ARCHIVE_SCHEMA, violations
-from hudi_assets.orchestration.resources import HudiTableRegistry
-
-
-def _archiver(hudi: HudiTableRegistry, key: str) -> HoodieTimelineArchiver:
-    table = hudi.open(key)
-    return HoodieTimelineArchiver.for_table(table)
+from hudi_assets.table import HoodieTable
 
 
 def _state(instant) -> str:
     return f"{instant.timestamp}.{instant.action}.{instant.state.name}"
 
 
-def archive_batch(context: dg.AssetExecutionContext, key: str):
+def archive_batch(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
     """Archives the instants Hudi 0.15's archiver would, reporting each fence that limited it."""
     hudi = context.resources.hudi
-    if not ((yield from retention_guard(context, hudi, key))
-            and version_guard(context, hudi, key, "archive")):
-        return
-    archiver = _archiver(hudi, key)
+    archiver = HoodieTimelineArchiver.for_table(table)
     before = len(archiver.table.active_timeline)
     selection = archiver.plan()
     result = None if hudi.dry_run else archiver.archive(merge=False, selection=selection)
@@ -63,13 +55,10 @@ def archive_batch(context: dg.AssetExecutionContext, key: str):
     })
 
 
-def merged_archive_files(context: dg.AssetExecutionContext, key: str):
+def merged_archive_files(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
     """Merges small archive files when `hoodie.archive.merge.enable` is set (or says why not)."""
     hudi = context.resources.hudi
-    if not ((yield from retention_guard(context, hudi, key))
-            and version_guard(context, hudi, key, "archive")):
-        return
-    archiver = _archiver(hudi, key)
+    archiver = HoodieTimelineArchiver.for_table(table)
     before = {s.name: s.size for s in archiver.archived.archive_files()}
     if hudi.dry_run:
         merged, reason = None, "dry run"

@@ -1,7 +1,8 @@
 """timeline_snapshot: what the table's timeline says, and the checks that read it.
 
 Steps here and in `clean_assets` / `archive_assets` are plain generator functions of
-`(context, key)`; `factory` turns them into assets of one table (or of a table partition).
+`(context, key, table)`; `factory` turns them into assets of one table (or of a table partition), opening
+the table once per step and running a writing step's guards before it.
 """
 
 from __future__ import annotations
@@ -36,11 +37,9 @@ def _age_hours(table: HoodieTable, instant: str, now: float) -> float | None:
     return None if epoch is None else round((now - epoch) / 3600, 1)
 
 
-def timeline_snapshot(context: dg.AssetExecutionContext, key: str):
+def timeline_snapshot(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
     """The table's active and archived timeline: counts, pending instants and their ages; the metadata
     table's partitions, file groups, latest compaction and deltacommits since."""
-    hudi = context.resources.hudi
-    table = hudi.open(key)
     config = table.write_config
     frame = timeline_frame(table)
     active = frame[frame["timeline"] == "active"]

@@ -23,7 +23,7 @@ from hudi_assets.exceptions import UnsupportedTableError
 from hudi_assets.findings import Finding, Severity
 from hudi_assets.orchestration.display import table_value
 from hudi_assets.orchestration.invariants import describe
-from hudi_assets.orchestration.resources import HudiTableRegistry
+from hudi_assets.table import HoodieTable
 
 RETENTION_CHECK = "retention_settings_are_safe"
 RETENTION_DESCRIPTION = ("The core's findings on the settings, before anything is planned or deleted: "
@@ -84,13 +84,13 @@ def findings_result(context: dg.OpExecutionContext, findings: list[Finding]) -> 
         metadata={"findings": len(findings), "findings_table": table_value(rows)}))
 
 
-def retention_check(context: dg.OpExecutionContext, hudi: HudiTableRegistry, key: str) -> dg.AssetCheckResult:
-    return findings_result(context, opt.check(hudi.open(key).write_config))
+def retention_check(context: dg.OpExecutionContext, table: HoodieTable) -> dg.AssetCheckResult:
+    return findings_result(context, opt.check(table.write_config))
 
 
 def retention_settings_are_safe(context: dg.AssetCheckExecutionContext, key: str) -> dg.AssetCheckResult:
     """The standalone check on timeline_snapshot (the UI can execute it alone)."""
-    return retention_check(context.op_execution_context, context.resources.hudi, key)
+    return retention_check(context.op_execution_context, context.resources.hudi.open(key))
 
 
 def refused(context: dg.OpExecutionContext, message: str) -> bool:
@@ -99,21 +99,21 @@ def refused(context: dg.OpExecutionContext, message: str) -> bool:
     return False
 
 
-def version_guard(context: dg.OpExecutionContext, hudi: HudiTableRegistry, key: str, service: str) -> bool:
+def version_guard(context: dg.OpExecutionContext, table: HoodieTable, key: str, service: str) -> bool:
     """Whether the table's version has `service` (Hudi 1.x tables are read, not yet cleaned or archived):
     when not, the step refuses with the core's reason and the steps after it are skipped."""
     try:
-        hudi.open(key).config.check_service(service, hudi.base_path(key))
+        table.config.check_service(service, table.base_path)
     except UnsupportedTableError as exc:
         return refused(context, f"{key}: {exc}; nothing was planned, deleted or archived")
     return True
 
 
-def retention_guard(context: dg.OpExecutionContext, hudi: HudiTableRegistry, key: str):
+def retention_guard(context: dg.OpExecutionContext, table: HoodieTable, key: str):
     """Yields the settings check of a deleting step; returns whether the step may go on."""
-    result = retention_check(context, hudi, key)
+    result = retention_check(context, table)
     yield result
     if result.severity == dg.AssetCheckSeverity.ERROR and not result.passed:
-        return refused(context, f"{key} ({hudi.base_path(key)}): {result.description}; nothing was planned, "
+        return refused(context, f"{key} ({table.base_path}): {result.description}; nothing was planned, "
                                 "deleted or archived")
     return True

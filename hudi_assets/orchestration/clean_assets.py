@@ -24,7 +24,7 @@ from hudi_assets.exceptions import DeleteFailedError
 from hudi_assets.fsview import FileSystemView
 from hudi_assets.listener import Listener
 from hudi_assets.orchestration.assets import timeline_guard
-from hudi_assets.orchestration.checks import check_result, logged, refused, retention_guard, version_guard
+from hudi_assets.orchestration.checks import check_result, logged, refused
 from hudi_assets.orchestration.display import bytes_metadata, instant_metadata, readable_bytes, table_value
 from hudi_assets.orchestration.invariants import SURVIVORS_SCHEMA, violations
 from hudi_assets.orchestration.metadata_checks import metadata_guard
@@ -80,12 +80,9 @@ def plan_check(context: dg.OpExecutionContext, table: HoodieTable, report: Valid
     ))
 
 
-def clean_plan(context: dg.AssetExecutionContext, key: str):
+def clean_plan(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
     """The clean Hudi would run now (or the pending ones it would finish first), one row per file."""
     hudi = context.resources.hudi
-    if not (yield from retention_guard(context, hudi, key)) or not version_guard(context, hudi, key, "clean"):
-        return
-    table = hudi.open(key)
     if not timeline_guard(context, table, key):
         return
     config = CleanConfig.from_write_config(table.write_config)
@@ -94,7 +91,7 @@ def clean_plan(context: dg.AssetExecutionContext, key: str):
     if not hudi.dry_run:  # under LAZY, failed writes go first: they would pin the ECTR forever
         cleaner.roll_back_failed_writes()
     pending = cleaner.pending()
-    if not (yield from metadata_guard(context, key, table, config, pending)):
+    if not (yield from metadata_guard(context, key, cleaner, pending)):
         return
     plans = [p for p in pending if p.plan is not None]
     if plans:
@@ -172,12 +169,9 @@ class _LoggedProgress(Listener):
         self.context.log.info(f"deleted {done} of {total} files")
 
 
-def clean_result(context: dg.AssetExecutionContext, key: str):
+def clean_result(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
     """Executes every pending clean as the timeline holds it now, and reports what was deleted."""
     hudi = context.resources.hudi
-    if not (yield from retention_guard(context, hudi, key)) or not version_guard(context, hudi, key, "clean"):
-        return
-    table = hudi.open(key)
     cleaner = Cleaner(table, CleanConfig.from_write_config(table.write_config),
                       hudi.engine_for(context.resources.spark), listener=_LoggedProgress(context))
     plans = [p.plan for p in cleaner.pending() if p.plan is not None]

@@ -39,8 +39,10 @@ from hudi_assets.orchestration.automation import TableTarget, build_schedule, bu
 from hudi_assets.orchestration.checks import (
     RETENTION_CHECK,
     RETENTION_DESCRIPTION,
+    retention_guard,
     retention_settings_are_safe,
     settings_in_force,
+    version_guard,
 )
 from hudi_assets.orchestration.clean_assets import clean_plan, clean_result
 from hudi_assets.orchestration.metadata_checks import AGREES, AGREES_DESCRIPTION
@@ -61,6 +63,7 @@ from hudi_assets.orchestration.tables import (
     describe_tables,
     tag_run,
 )
+from hudi_assets.table import HoodieTable
 
 TABLES = dg.DynamicPartitionsDefinition(name="hudi_tables")
 PARTITIONED_GROUP = "hudi_maintenance"
@@ -70,33 +73,38 @@ SPARK_POOL = "hudi_spark"
 
 @dataclass(frozen=True)
 class Step:
-    """One asset of the graph: its body, what it follows, and the checks it reports as it runs."""
+    """One asset of the graph: its body `compute(context, key, table)` (the table opened once for the
+    step), what it follows, and the checks it reports as it runs."""
 
     name: str
     compute: Callable
     upstream: str | None = None
     spark: bool = False
-    deletes: bool = False  # writes to the table: runs the retention guard first
+    service: str | None = None  # the core service it runs, writing to the table: guarded first (`_events`)
     checks: tuple[tuple[str, str], ...] = ()  # (name, description) reported by the body
+
+    @property
+    def deletes(self) -> bool:
+        return self.service is not None
 
 
 STEPS = (
     Step("timeline_snapshot", timeline_snapshot),
-    Step("clean_plan", clean_plan, "timeline_snapshot", spark=True, deletes=True, checks=(
+    Step("clean_plan", clean_plan, "timeline_snapshot", spark=True, service="clean", checks=(
         (AGREES, AGREES_DESCRIPTION),
         ("plan_is_safe", "Every pending plan, and a new one before it is requested, passes the core's "
                                "safety rule: data files of the table only, inside the base path; no latest "
                                "slice, savepointed file, file read by a pending compaction/clustering, or "
                                "slice a reader at the earliest commit to retain needs."),)),
-    Step("clean_result", clean_result, "clean_plan", spark=True, deletes=True, checks=(
+    Step("clean_result", clean_result, "clean_plan", spark=True, service="clean", checks=(
         ("retained_files_exist", "After the clean, every file of the latest slices and every file "
                                        "written at or after the earliest commit to retain still exists."),
         ("no_failed_deletes", "WARN when a file could not be deleted (the next clean retries it)."))),
-    Step("archive_batch", archive_batch, "clean_result", deletes=True, checks=(
+    Step("archive_batch", archive_batch, "clean_result", service="archive", checks=(
         ("archived_instants_readable", "Every state file removed from the active timeline reads back "
                                              "from the archive."),)),
-    Step("merged_archive_files", merged_archive_files, "archive_batch", deletes=True),
-    Step("metadata_services", metadata_services, "clean_result", deletes=True,
+    Step("merged_archive_files", merged_archive_files, "archive_batch", service="archive"),
+    Step("metadata_services", metadata_services, "clean_result", service="metadata table services",
          checks=((BLOCKED_CHECK, BLOCKED_DESCRIPTION),)),
 )
 # Per table, beside the maintenance job (a full listing each time: its own job, no automation).
@@ -172,12 +180,11 @@ def _plotted(value: object) -> bool:
         value, dg.IntMetadataValue | dg.FloatMetadataValue)
 
 
-def run_materialization(result: dg.MaterializeResult, hudi: HudiTableRegistry, key: str, deletes: bool
-                        ) -> dg.MaterializeResult:
+def run_materialization(result: dg.MaterializeResult, hudi: HudiTableRegistry, table: HoodieTable,
+                        deletes: bool) -> dg.MaterializeResult:
     """The step's metadata with the settings this run used; a deleting step's plotted figures of a dry
     run under `dry_run/<name>`, so that planned figures never share a plot with done ones."""
-    config = hudi.open(key).write_config
-    settings = {"dry_run": hudi.dry_run, "engine": hudi.engine, **settings_in_force(config)}
+    settings = {"dry_run": hudi.dry_run, "engine": hudi.engine, **settings_in_force(table.write_config)}
     dry = hudi.dry_run and deletes
     metadata = {f"dry_run/{name}" if dry and _plotted(value) else name: value
                 for name, value in (result.metadata or {}).items()}
@@ -201,18 +208,28 @@ def _asset(step: Step, layout: _Layout) -> dg.AssetsDefinition:
         required_resource_keys={"hudi", "spark"} if step.spark else {"hudi"},
     )
     def _compute(context: dg.AssetExecutionContext):
-        hudi, table = context.resources.hudi, layout.table_of(context)
+        hudi, name = context.resources.hudi, layout.table_of(context)
         if key not in context.selected_asset_keys:
             raise dg.Failure(description=f"the checks of {step.name} run with it: materialize "
                                          f"{key.to_user_string()}", allow_retries=False)
-        tag_run(context, table, hudi.dry_run)
-        for event in step.compute(context, table):
+        tag_run(context, name, hudi.dry_run)
+        table = hudi.open(name)
+        for event in _events(step, context, name, table):
             if isinstance(event, dg.MaterializeResult):
                 yield run_materialization(event, hudi, table, step.deletes)
             elif dg.AssetCheckKey(key, event.check_name) in context.selected_asset_check_keys:
                 yield event
 
     return _compute
+
+
+def _events(step: Step, context: dg.AssetExecutionContext, key: str, table: HoodieTable):
+    """The step's events; a step that writes first yields the settings check and stops (a refusal) when
+    it blocks or the table's version lacks the service."""
+    if step.service is not None and not ((yield from retention_guard(context, table, key))
+                                         and version_guard(context, table, key, step.service)):
+        return
+    yield from step.compute(context, key, table)
 
 
 def _standalone_check(layout: _Layout, check: StandaloneCheck) -> dg.AssetChecksDefinition:

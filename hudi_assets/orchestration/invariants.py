@@ -45,23 +45,21 @@ def violations(schema: pa.DataFrameSchema, frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def describe(failures: pd.DataFrame, frame: pd.DataFrame) -> list[str]:
-    """One sentence per failed check, naming the offending keys and their values."""
+    """One sentence per failed check, naming the offending keys and their values; the frame's rows are
+    files (`path`) or instants (`instant`), as every schema here validates."""
     sentences: list[str] = []
-    labels = next((c for c in ("path", "instant") if c in frame.columns), None)
+    labels = "path" if "path" in frame.columns else "instant"
     for (context, check, column), cases in failures.groupby(["schema_context", "check", "column"],
                                                                sort=False, dropna=False):
-        if context == "Column" and labels is not None:  # rows of files or instants: name a few
+        if context == "Column":  # name a few of the offending files or instants
             rows = frame.loc[cases["index"].dropna().astype(int).unique(), labels].tolist()
             sample = ", ".join(map(str, rows[:3])) + (", ..." if len(rows) > 3 else "")
             sentences.append(f"{len(rows)} {labels}(s) where {column} fails: {check} ({sample})")
             continue
         index = cases["index"].iloc[0]
-        if context == "Column":
-            sentence = f"{column}={cases['failure_case'].iloc[0]!r} {check}"
-        else:
-            named = [c for c in frame.columns if c in str(check)]
-            values = ", ".join(f"{c}={frame.loc[index, c]}" for c in named)
-            sentence = f"{check} ({values})" if values else str(check)
+        named = [c for c in frame.columns if c in str(check)]
+        values = ", ".join(f"{c}={frame.loc[index, c]}" for c in named)
+        sentence = f"{check} ({values})" if values else str(check)
         if sentence not in sentences:
             sentences.append(sentence)
     return sentences

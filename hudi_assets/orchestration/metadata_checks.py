@@ -16,7 +16,6 @@ import dagster as dg
 import pandas as pd
 
 from hudi_assets.clean.cleaner import Cleaner, PendingClean
-from hudi_assets.clean.config import CleanConfig
 from hudi_assets.metadata.records import FILES_PARTITION
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata.validate import validate_files
@@ -59,11 +58,11 @@ def agreement_check(context: dg.OpExecutionContext, table: HoodieTable, name: st
                   "offending_rows": table_value(frame.head(50))}))
 
 
-def metadata_guard(context: dg.OpExecutionContext, key: str, table: HoodieTable, config: CleanConfig,
-                   pending: list[PendingClean]):
-    """Yields the agreement check of the partitions about to be cleaned; returns whether clean_plan may
-    plan (when not, nothing is planned or deleted)."""
-    partitions = Cleaner(table, config).partitions_to_clean(pending) if has_files_partition(table) else []
+def metadata_guard(context: dg.OpExecutionContext, key: str, cleaner: Cleaner, pending: list[PendingClean]):
+    """Yields the agreement check of the partitions `cleaner` is about to clean; returns whether
+    clean_plan may plan (when not, nothing is planned or deleted)."""
+    table = cleaner.table
+    partitions = cleaner.partitions_to_clean(pending) if has_files_partition(table) else []
     result = agreement_check(context, table, AGREES, dg.AssetCheckSeverity.ERROR, partitions=partitions)
     yield result
     return result.passed or refused(context, f"{key}: {result.description}; nothing was planned or deleted")

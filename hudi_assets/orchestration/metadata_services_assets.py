@@ -16,8 +16,9 @@ import pandas as pd
 
 from hudi_assets.metadata_services import ActiveWriterError, MetadataServices, MetadataServicesStatus
 from hudi_assets.metadata_services.services import check_no_other_writer
-from hudi_assets.orchestration.checks import logged, retention_guard, version_guard
+from hudi_assets.orchestration.checks import logged
 from hudi_assets.orchestration.display import bytes_metadata, table_value
+from hudi_assets.table import HoodieTable
 
 BLOCKED_CHECK = "mdt_compaction_not_blocked"
 BLOCKED_DESCRIPTION = ("WARN when the metadata table's compaction is blocked while more deltacommits "
@@ -46,15 +47,11 @@ def _blockers(status: MetadataServicesStatus) -> pd.DataFrame:
                         columns=["service", "instant", "action", "reason"])
 
 
-def metadata_services(context: dg.AssetExecutionContext, key: str):
+def metadata_services(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
     """Compacts, cleans and archives the metadata table as its writer would (under the writers' lock
     provider), reporting deltacommits since compaction, log files and bytes before and after, and
     what blocked each service."""
     hudi = context.resources.hudi
-    if not (yield from retention_guard(context, hudi, key)) or not version_guard(
-            context, hudi, key, "metadata table services"):
-        return
-    table = hudi.open(key)
     if not table.config.has_metadata_table:
         yield dg.AssetCheckResult(check_name=BLOCKED_CHECK, passed=True, severity=dg.AssetCheckSeverity.WARN,
                                   metadata={"metadata_table": False})

@@ -23,6 +23,7 @@ from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.orchestration.tables import tag_run
 from hudi_assets.rollback.rollbacker import Rollbacker
 from hudi_assets.savepoint import Savepointer
+from hudi_assets.table import HoodieTable
 
 DISCARD_JOB = "hudi_discard_pending_clean"
 ROLLBACK_JOB = "hudi_rollback_failed_write"
@@ -43,24 +44,28 @@ class RollbackConfig(PendingInstantConfig):
     force: bool = Field(default=False, description="Roll back even when the writer's heartbeat is live.")
 
 
-def _may_write(context: dg.OpExecutionContext, hudi: HudiTableRegistry, key: str, what: str) -> bool:
-    """The guards of every writing job: the settings check (refuses with the core's words) and dry_run."""
+def _writable(context: dg.OpExecutionContext, hudi: HudiTableRegistry, key: str, what: str
+              ) -> HoodieTable | None:
+    """The table, opened once, when the guards of every writing job let it be written: the settings
+    check (refuses with the core's words) and dry_run (None)."""
     tag_run(context, key, hudi.dry_run)
-    check = retention_check(context, hudi, key)
+    table = hudi.open(key)
+    check = retention_check(context, table)
     if not check.passed and check.severity == dg.AssetCheckSeverity.ERROR:
-        raise dg.Failure(description=f"{key} ({hudi.base_path(key)}): {check.description}; did not {what}",
+        raise dg.Failure(description=f"{key} ({table.base_path}): {check.description}; did not {what}",
                          allow_retries=False)
     if hudi.dry_run:
-        context.log.info(f"{key} ({hudi.base_path(key)}): dry run, would {what}")
-    return not hudi.dry_run
+        context.log.info(f"{key} ({table.base_path}): dry run, would {what}")
+        return None
+    return table
 
 
 @dg.op(required_resource_keys={"hudi"})
 def discard_pending_clean(context: dg.OpExecutionContext, config: PendingInstantConfig) -> None:
     """Removes a pending clean from the timeline, keeping copies of its state files."""
     hudi = context.resources.hudi
-    if _may_write(context, hudi, config.table, f"discard the pending clean {config.instant}"):
-        copies = Cleaner.for_table(hudi.open(config.table)).discard_pending(config.instant)
+    if table := _writable(context, hudi, config.table, f"discard the pending clean {config.instant}"):
+        copies = Cleaner.for_table(table).discard_pending(config.instant)
         context.log.info(f"{config.table}: discarded the pending clean {config.instant}; copies kept: "
                          + ", ".join(copies))
 
@@ -69,8 +74,7 @@ def discard_pending_clean(context: dg.OpExecutionContext, config: PendingInstant
 def rollback_failed_write(context: dg.OpExecutionContext, config: RollbackConfig) -> None:
     """Rolls back one pending write whose writer is gone (finishing any pending rollback first)."""
     hudi = context.resources.hudi
-    if _may_write(context, hudi, config.table, f"roll back the write {config.instant}"):
-        table = hudi.open(config.table)
+    if table := _writable(context, hudi, config.table, f"roll back the write {config.instant}"):
         rollbacker = Rollbacker(table, hudi.engine_for(context.resources.spark),
                                 metadata=MetadataTableSink(table))
         for rollback in rollbacker.rollback(config.instant, force=config.force).executed:
@@ -106,8 +110,8 @@ def create_savepoint(context: dg.OpExecutionContext, config: SavepointConfig) ->
     """Savepoints a completed commit: the cleaner keeps its files and archival stops at it."""
     hudi = context.resources.hudi
     what = f"savepoint {config.instant or 'the latest completed commit'}"
-    if _may_write(context, hudi, config.table, what):
-        service = Savepointer(hudi.open(config.table), engine=hudi.engine_for(context.resources.spark))
+    if table := _writable(context, hudi, config.table, what):
+        service = Savepointer(table, engine=hudi.engine_for(context.resources.spark))
         savepoint = service.create(config.instant or None, user=config.user, comment=config.comment)
         context.log.info(f"{config.table}: savepoint {savepoint.instant} created, keeping "
                          f"{savepoint.file_count} files")
@@ -121,8 +125,8 @@ class SavepointInstantConfig(TableConfig):
 def delete_savepoint(context: dg.OpExecutionContext, config: SavepointInstantConfig) -> None:
     """Deletes a savepoint: the next clean may free the files only it kept."""
     hudi = context.resources.hudi
-    if _may_write(context, hudi, config.table, f"delete the savepoint {config.instant}"):
-        Savepointer(hudi.open(config.table)).delete(config.instant)
+    if table := _writable(context, hudi, config.table, f"delete the savepoint {config.instant}"):
+        Savepointer(table).delete(config.instant)
         context.log.info(f"{config.table}: savepoint {config.instant} deleted")
 
 

@@ -15,6 +15,7 @@ from hudi_assets.exceptions import HudiInputError
 from hudi_assets.orchestration.checks import logged, refused
 from hudi_assets.orchestration.display import bytes_metadata, table_value
 from hudi_assets.repair import OrphanFileRepair
+from hudi_assets.table import HoodieTable
 
 ORPHAN_CHECK = "orphan_files_within_bounds"
 WARN_FILES = 1_000
@@ -25,11 +26,11 @@ ORPHAN_DESCRIPTION = (f"WARN when more than {WARN_FILES:,} orphan files or {WARN
 COLUMNS = ["partition", "instant", "files", "bytes"]
 
 
-def orphan_files(context: dg.AssetExecutionContext, key: str):
+def orphan_files(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
     """Finds the data files no completed commit owns (as `hudi-assets repair orphans --dry-run`);
     quarantines them when the registry's dry_run is off."""
     hudi = context.resources.hudi
-    service = OrphanFileRepair.for_table(hudi.open(key), hudi.engine_for(context.resources.spark))
+    service = OrphanFileRepair.for_table(table, hudi.engine_for(context.resources.spark))
     try:
         result = service.plan() if hudi.dry_run else service.quarantine()
     except HudiInputError as exc:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from hudi_assets.exceptions import CorruptFileError, HudiInputError, PathOutsideTableError
 from hudi_assets.fsview import FileSystemView, LogFile, discover_partitions, is_checksum_file
+from hudi_assets.repair.quarantine import Orphan
 from hudi_assets.storage import DirectoryListing
 from hudi_assets.table_paths import data_file_problem, table_relative, written_instant
 from hudi_assets.timeline import metadata
@@ -223,11 +224,10 @@ def path_problem(table: HoodieTable, rel: str, resolved: dict[str, str]) -> str 
     return data_file_problem(rel)
 
 
-def changed_since(table: HoodieTable, ownership: Ownership, candidates: Iterable[Candidate]
-                  ) -> dict[str, str]:
-    """Candidates the timeline, read again just before the first move, no longer leaves alone: a
-    write that completed listing one, or started on its instant or (for a log file) after its base
-    instant, since the run read the timeline. Path -> why."""
+def changed_since(table: HoodieTable, ownership: Ownership, orphans: Iterable[Orphan]) -> dict[str, str]:
+    """Orphans the timeline, read again just before the first move, no longer leaves alone: a write
+    that completed listing one, or started on its instant or (for a log file) after its base instant,
+    since the run read the timeline. Path -> why."""
     active = table.reload_timeline()
     listed: set[str] = set()
     started: list[tuple[str, str]] = []
@@ -238,11 +238,11 @@ def changed_since(table: HoodieTable, ownership: Ownership, candidates: Iterable
         elif not instant.is_completed and instant.timestamp not in ownership.pending:
             started.append((instant.timestamp, instant.action))
     changed = {}
-    for c in candidates:
-        log = LogFile.parse(c.path.rpartition("/")[2])
-        if c.path in listed:
-            changed[c.path] = "a write that completed during the run lists it"
-        elif any(t == c.instant or (log is not None and action in (DELTA_COMMIT, LOG_COMPACTION)
+    for o in orphans:
+        log = LogFile.parse(o.path.rpartition("/")[2])
+        if o.path in listed:
+            changed[o.path] = "a write that completed during the run lists it"
+        elif any(t == o.instant or (log is not None and action in (DELTA_COMMIT, LOG_COMPACTION)
                                     and t >= log.base_instant) for t, action in started):
-            changed[c.path] = "a write that started during the run may own it"
+            changed[o.path] = "a write that started during the run may own it"
     return changed

@@ -20,7 +20,6 @@ from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired
 from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.repair.config import OrphanConfig
 from hudi_assets.repair.detection import (
-    Candidate,
     Ownership,
     changed_since,
     list_data_files,
@@ -189,8 +188,7 @@ class OrphanFileRepair:
         keeps its files."""
         self.resume()
         found, ownership = self._plan()
-        changed = changed_since(self.table, ownership,
-                                (Candidate(o.path, o.instant, o.reason) for o in found.orphans))
+        changed = changed_since(self.table, ownership, found.orphans)
         if not changed:
             return replace(found, dry_run=False)
         return replace(found, dry_run=False, orphans=tuple(o for o in found.orphans if o.path not in changed),

@@ -264,3 +264,23 @@ def test_partitioned_layout_partitions_the_checks_too(lake):
         history = instance.event_log_storage.get_asset_check_execution_history(check, limit=10)
         statuses = {r.partition: r.status.value for r in reversed(history)}
     assert statuses == {"cow": "FAILED", "mor": "SUCCEEDED"}
+
+
+def test_a_step_opens_its_table_once(lake, monkeypatch):
+    """A step reads its table (hoodie.properties, and the roots' scan) once, not again for each guard
+    and for its metadata."""
+    opened = []
+    real_open = HudiTableRegistry.open
+
+    def open_counted(self, key):
+        opened.append(key)
+        return real_open(self, key)
+
+    monkeypatch.setattr(HudiTableRegistry, "open", open_counted)
+    registry = HudiTableRegistry(roots=[str(lake)], engine="local", hoodie_conf=SMALL_RETENTION)
+    defs = build_definitions(registry)
+    steps = {_key("default", "cow", step) for step in ("archive_batch", "merged_archive_files")}
+    with dg.instance_for_test() as instance:
+        result = _run(defs, instance, assets=steps)
+    assert result.success and len(result.get_asset_materialization_events()) == 2
+    assert opened == ["cow", "cow"]

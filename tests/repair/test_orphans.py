@@ -18,7 +18,7 @@ from hudi_assets.engine import LocalEngine
 from hudi_assets.exceptions import HudiInputError, InvalidConfigError, UnsupportedTableError
 from hudi_assets.heartbeat import heartbeat_path
 from hudi_assets.repair import OrphanConfig, OrphanFileRepair, parse_duration
-from hudi_assets.repair.detection import Candidate, changed_since, load_ownership
+from hudi_assets.repair.detection import changed_since, load_ownership
 from hudi_assets.repair.quarantine import MOVED, read_manifest, run_folder
 from hudi_assets.timeline.instant import Instant, State
 from tests.support.builders import TableBuilder, base_file, log_file, ts
@@ -159,8 +159,7 @@ def test_a_write_that_completes_or_starts_during_the_run_keeps_its_files(corpus)
     # A writer completes a commit listing one candidate and starts another on a candidate's instant.
     b.commit(ts(400), {"p1": [base_file("gone", ts(300))]})
     b.commit(ts(301), state=State.REQUESTED)
-    candidates = [Candidate(o.path, o.instant, o.reason) for o in found.orphans]
-    changed = changed_since(table, ownership, candidates)
+    changed = changed_since(table, ownership, found.orphans)
     assert set(changed) == {late, f"p1/{base_file('zero', ts(301))}"}
     assert "completed during the run" in changed[late]
 

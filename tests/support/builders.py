@@ -102,6 +102,15 @@ class TableBuilder:
     def _instant(self, instant: Instant, data: bytes = b"") -> None:
         self.state_file(instant.file_name, data)
 
+    def _requested_then_inflight(self, requested: Instant, plan: bytes, state: State,
+                                 inflight: bytes = b"") -> bool:
+        """A table service's plan requested, and inflight unless `state` is REQUESTED; whether the
+        caller is to complete it."""
+        self._instant(requested, plan)
+        if state is not State.REQUESTED:
+            self._instant(requested.with_state(State.INFLIGHT), inflight)
+        return state is State.COMPLETED
+
     def files(self, partition: str, *names: str) -> list[str]:
         """Data files (and the partition's metafile); returns their paths relative to the base."""
         self.storage.write(f"{partition}/.hoodie_partition_metadata" if partition
@@ -157,11 +166,7 @@ class TableBuilder:
                                for p, f, b in ops],
                 "extraMetadata": None, "version": 2, "strategy": None, "preserveHoodieMetadata": False}
         requested = Instant(t, "compaction", State.REQUESTED)
-        self._instant(requested, serialize_metadata("HoodieCompactionPlan", plan))
-        if state is State.REQUESTED:
-            return self
-        self._instant(requested.with_state(State.INFLIGHT))
-        if state is State.COMPLETED:
+        if self._requested_then_inflight(requested, serialize_metadata("HoodieCompactionPlan", plan), state):
             writes: dict[str, list[str]] = {}
             for p, f, _ in ops:
                 writes.setdefault(p, []).append(base_file(f, t))
@@ -183,11 +188,8 @@ class TableBuilder:
             "inputGroups": groups, "strategy": None, "extraMetadata": None, "version": 1,
             "preserveHoodieMetadata": True}, "extraMetadata": None, "version": 1}
         requested = Instant(t, "replacecommit", State.REQUESTED)
-        self._instant(requested, serialize_metadata("HoodieRequestedReplaceMetadata", plan))
-        if state is State.REQUESTED:
-            return self
-        self._instant(requested.with_state(State.INFLIGHT))
-        if state is State.COMPLETED:
+        data = serialize_metadata("HoodieRequestedReplaceMetadata", plan)
+        if self._requested_then_inflight(requested, data, state):
             stats = self._write_stats({p: [base_file(f"f-{t}", t)] for p in replaced})
             meta = CommitMetadata(stats, operation_type="CLUSTER", partition_to_replace_file_ids=replaced)
             self._instant(requested.with_state(State.COMPLETED), meta.to_json())
@@ -207,11 +209,7 @@ class TableBuilder:
                 "filesToBeDeletedPerPartition": {}, "version": 2, "filePathsToBeDeletedPerPartition": {},
                 "partitionsToBeDeleted": [], "extraMetadata": None}
         data = serialize_metadata("HoodieCleanerPlan", plan)
-        requested = Instant(t, "clean", State.REQUESTED)
-        self._instant(requested, data)
-        if state is not State.REQUESTED:
-            self._instant(requested.with_state(State.INFLIGHT), data)
-        if state is State.COMPLETED:
+        if self._requested_then_inflight(Instant(t, "clean", State.REQUESTED), data, state, inflight=data):
             meta = {"startCleanTime": t, "timeTakenInMillis": 5, "totalFilesDeleted": 0,
                     "earliestCommitToRetain": ectr or "", "lastCompletedCommitTimestamp": last,
                     "partitionMetadata": {}, "version": 2, "bootstrapPartitionMetadata": {},

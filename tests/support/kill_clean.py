@@ -7,26 +7,14 @@ MDT_BLOCK_WRITTEN the metadata log block after which to die.
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
+
+from kill_at import KillAt  # a sibling module: run as a script, this folder is on sys.path
 
 from hudi_assets.clean import Cleaner
 from hudi_assets.engine import LocalEngine
-from hudi_assets.listener import Listener, Step
+from hudi_assets.listener import Step
 from hudi_assets.table import HoodieTable
-
-
-class KillAt(Listener):
-    def __init__(self, wanted: str):
-        name, _, count = wanted.partition(":")
-        self.step = Step[name]
-        self.count = int(count) if count else 0
-
-    def reached(self, step: Step, count: int = 0) -> None:
-        if step is self.step and count >= self.count:
-            os.kill(os.getpid(), signal.SIGKILL)
-
 
 if __name__ == "__main__":
     base, wanted, retained = sys.argv[1:4]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from kill_clean import KillAt  # the sibling script: run as a script, its folder is on sys.path
+from kill_at import KillAt  # a sibling module: run as a script, this folder is on sys.path
 
 from hudi_assets.metadata_services.services import MetadataServices
 from hudi_assets.table import HoodieTable

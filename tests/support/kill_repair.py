@@ -8,30 +8,15 @@ Usage: python kill_repair.py BASE_PATH CLOCK_OFFSET_S quarantine|undo:RUN|purge:
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
 import time
 from datetime import timedelta
 
+from kill_at import KillAt  # a sibling module: run as a script, this folder is on sys.path
+
 from hudi_assets.engine import LocalEngine
-from hudi_assets.listener import Listener, Step
 from hudi_assets.repair import OrphanConfig, OrphanFileRepair
 from hudi_assets.table import HoodieTable
-
-
-class KillAt(Listener):
-    def __init__(self, wanted: str):
-        name, _, count = wanted.partition(":")
-        self.step = Step[name]
-        self.left = int(count) if count else 1
-
-    def reached(self, step: Step, count: int = 0) -> None:
-        if step == self.step:
-            self.left -= 1
-            if not self.left:
-                os.kill(os.getpid(), signal.SIGKILL)
-
 
 if __name__ == "__main__":
     base, offset, action, wanted = sys.argv[1:5]
