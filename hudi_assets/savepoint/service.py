@@ -25,12 +25,12 @@ from hudi_assets.engine import Engine
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.savepoint.files import latest_files_as_of, listing_view
-from hudi_assets.savepoint.metadata import Savepoint, completed_savepoints
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import PROPERTIES_FILE
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import CLEAN, SAVEPOINT, Instant, State
 from hudi_assets.timeline.instant_time import Clock, wall_clock
+from hudi_assets.timeline.savepoint import Savepoint, completed_savepoints
 from hudi_assets.timeline.timeline import ActiveTimeline
 from hudi_assets.transaction import table_lock
 
