@@ -21,7 +21,6 @@ from datetime import timedelta
 from hudi_assets import config_options as opt
 from hudi_assets.archive import HoodieTimelineArchiver
 from hudi_assets.clean import Cleaner
-from hudi_assets.clean.config import CleanConfig
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import HudiInputError, UnsupportedTableError
 from hudi_assets.heartbeat import HeartbeatConfig
@@ -34,7 +33,7 @@ from hudi_assets.metadata.compaction import (
     schedule_compaction,
 )
 from hudi_assets.metadata.table import MetadataTable
-from hudi_assets.metadata_services.status import MetadataServicesStatus, services_status
+from hudi_assets.metadata_services.status import MetadataServicesStatus, clean_decision, services_status
 from hudi_assets.metadata_services.write_config import metadata_table
 from hudi_assets.rollback.planner import failed_writes
 from hudi_assets.table import HoodieTable
@@ -173,14 +172,14 @@ class MetadataServices:
 
     def _clean(self, result: ServicesResult) -> None:
         """`cleanIfNecessary`: the clean Hudi's writer runs on the metadata table, at the latest
-        deltacommit's time + `002`, with the metadata table's own retention; pending cleans first."""
-        clean = result.before.clean if not result.compacted else self.status().clean
+        deltacommit's time + `002`, with the metadata table's own retention; pending cleans first.
+        Judged now, under the lock (after any compaction of this run), on the plan it then requests."""
         mdt = metadata_table(self.table)
-        cleaner = Cleaner(mdt, CleanConfig.from_write_config(mdt.write_config), self.engine, self.clock,
-                          self.listener)
+        cleaner = Cleaner.for_table(mdt, self.engine, self.clock, self.listener)
         with table_lock(mdt, "clean"):
-            if clean.due and not cleaner.pending():
-                cleaner.request(cleaner.plan(), instant_time=clean.instant)
+            clean, plan = clean_decision(cleaner)
+            if clean.due and plan is not None:
+                cleaner.request(plan, instant_time=clean.instant)
             done = cleaner.run_pending()
         result.cleaned += [c.instant for c in done.executed]
         result.files_cleaned += done.files_deleted
