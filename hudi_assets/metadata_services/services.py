@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cached_property
 
 from hudi_assets import config_options as opt
 from hudi_assets.archive import HoodieTimelineArchiver
@@ -112,8 +113,14 @@ class MetadataServices:
         self.clock = clock
         self.listener = listener
 
+    @cached_property
+    def metadata_table(self) -> HoodieTable:
+        """The metadata table as a table of its own, opened once per service object; each step
+        reads its timeline again."""
+        return metadata_table(self.table)
+
     def status(self) -> MetadataServicesStatus:
-        return services_status(self.table, int(self.clock().timestamp() * 1000))
+        return services_status(self.table, int(self.clock().timestamp() * 1000), self.metadata_table)
 
     def run(self, services: tuple[str, ...] = SERVICES, *, dry_run: bool = False,
             no_active_writer: bool = False) -> ServicesResult:
@@ -141,7 +148,7 @@ class MetadataServices:
         return result
 
     def _refuse_unsupported(self) -> None:
-        mdt = metadata_table(self.table)
+        mdt = self.metadata_table
         if mdt.config.table_version != 6:
             raise UnsupportedTableError(f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version "
                                         f"{mdt.config.table_version}; only version 6 is written")
@@ -167,14 +174,14 @@ class MetadataServices:
 
     def _archive(self, result: ServicesResult) -> None:
         """`writeClient.archive()` of the metadata table, fenced by the data table."""
-        archiver = HoodieTimelineArchiver.for_table(metadata_table(self.table), self.listener)
+        archiver = HoodieTimelineArchiver.for_table(self.metadata_table, self.listener)
         result.archived = len(archiver.archive().selection.instants)
 
     def _clean(self, result: ServicesResult) -> None:
         """`cleanIfNecessary`: the clean Hudi's writer runs on the metadata table, at the latest
         deltacommit's time + `002`, with the metadata table's own retention; pending cleans first.
         Judged now, under the lock (after any compaction of this run), on the plan it then requests."""
-        mdt = metadata_table(self.table)
+        mdt = self.metadata_table
         cleaner = Cleaner.for_table(mdt, self.engine, self.clock, self.listener)
         with table_lock(mdt, "clean"):
             clean, plan = clean_decision(cleaner)

@@ -89,11 +89,13 @@ class MetadataServicesStatus:
         return view
 
 
-def services_status(data_table: HoodieTable, now_ms: int | None = None) -> MetadataServicesStatus:
-    """The metadata table's services as its writer would run them now."""
+def services_status(data_table: HoodieTable, now_ms: int | None = None,
+                    mdt: HoodieTable | None = None) -> MetadataServicesStatus:
+    """The metadata table's services as its writer would run them now (`mdt`: the metadata table as
+    a table of its own, when the caller has it open; its timeline is read again)."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     metadata = MetadataTable(data_table.storage)
-    mdt = metadata_table(data_table)
+    mdt = mdt or metadata_table(data_table)
     max_delta = data_table.write_config.get(opt.METADATA_COMPACT_MAX_DELTA_COMMITS)
     latest = metadata.latest_compaction()
     since = [i for i in metadata.timeline.filter_actions({DELTA_COMMIT})
