@@ -157,7 +157,7 @@ class Savepointer:
             log.info("savepoint %s deleted", instant)
 
     # --------------------------------------------------------------------------------- list
-    def list(self, now: datetime | None = None) -> list[SavepointUsage]:
+    def list(self) -> list[SavepointUsage]:
         """Every completed savepoint, oldest first, with what it keeps alive: the files a clean
         planned now without it would delete beyond those it plans with every savepoint (so the
         next clean after its deletion frees them), and their bytes."""
@@ -167,7 +167,7 @@ class Savepointer:
         if not savepoints:
             return []
         config = CleanConfig.from_write_config(self.table.write_config)
-        now = now or self.clock()
+        now = self.clock()
         with_all = self._planned(self.table, config, now)
         usages = []
         for savepoint in savepoints:
