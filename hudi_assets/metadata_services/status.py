@@ -22,7 +22,7 @@ from hudi_assets.clean import Cleaner
 from hudi_assets.clean.plan import CleanerPlan
 from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired, last_heartbeat_ms
-from hudi_assets.metadata.compaction import compaction_instant_time, pending_compaction
+from hudi_assets.metadata.compaction import compaction_due, compaction_instant_time, pending_compaction
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata_services.write_config import metadata_table
 from hudi_assets.table import HoodieTable
@@ -129,7 +129,8 @@ def compaction_status(data_table: HoodieTable, metadata: MetadataTable, since: i
     if instant in metadata.timeline.filter_completed().timestamps:
         blockers.append(Blocker(instant, COMMIT, "a compaction at this time completed already; the next "
                                                  "deltacommit moves it on"))
-    return ServiceStatus(since >= max_delta and not blockers, instant, blockers, detail)
+    # The verdict is the run's own (`compaction_due`); the blockers say why it is no.
+    return ServiceStatus(compaction_due(metadata, max_delta) is not None, instant, blockers, detail)
 
 
 def _data_blocker(data_table: HoodieTable, instant: Instant, now_ms: int) -> Blocker:
