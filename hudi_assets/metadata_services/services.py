@@ -127,10 +127,12 @@ class MetadataServices:
         """Run `services` (any of "compaction", "clean", "archive") in Hudi's order, under the data
         table's lock; a dry run says what would be done and writes nothing."""
         self._refuse_unsupported()
+        if not dry_run:
+            why = check_no_other_writer(self.table, no_active_writer, self.clock)
+            log.info("metadata table services of %s run %s", self.table.base_path, why)
         result = ServicesResult(dry_run, self.status())
         if dry_run:
             return result
-        check_no_other_writer(self.table, no_active_writer, self.clock)
         with table_lock(self.table, "metadata table services"):
             if set(services) == set(SERVICES):
                 # Under LAZY, the data table's failed writes go first, as the data table's clean does.
