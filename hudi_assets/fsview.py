@@ -33,6 +33,7 @@ from hudi_assets.timeline import metadata
 from hudi_assets.timeline.history import ArchivedCompletionTimes, LSMHistory
 from hudi_assets.timeline.instant import COMPACTION, LOG_COMPACTION
 from hudi_assets.timeline.layout import timeline_layout
+from hudi_assets.timeline.savepoint import completed_savepoints
 from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
 
 log = logging.getLogger(__name__)
@@ -632,11 +633,6 @@ class FileSystemView:
     @cached_property
     def savepointed_files(self) -> frozenset[str]:
         """Names of data files listed by completed savepoints; slices holding one are never cleaned."""
-        active = self.table.active_timeline
-        names: set[str] = set()
-        for instant in active.savepoint_timeline():
-            savepoint = metadata.completed_metadata(active, instant) or {}
-            for partition_meta in (savepoint.get("partitionMetadata") or {}).values():
-                names.update(partition_meta.get("savepointDataFile") or [])
-        return frozenset(names)
+        return frozenset(name for savepoint in completed_savepoints(self.table.active_timeline)
+                         for names in savepoint.files.values() for name in names)
 

@@ -38,6 +38,7 @@ from hudi_assets.storage import DirectoryListing, Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import REPLACE_COMMIT, Instant
+from hudi_assets.timeline.savepoint import completed_savepoints
 
 log = logging.getLogger(__name__)
 
@@ -336,11 +337,9 @@ class CleanPlanner:
             compactions.setdefault(partition, {})[file_id] = (
                 op.base_instant, op.compaction_instant, op.compaction_instant in majors)
         savepointed: dict[str, set[str]] = {}
-        for instant in self.timeline.savepoint_timeline():
-            savepoint = metadata.completed_metadata(self.timeline, instant) or {}
-            for partition_meta in (savepoint.get("partitionMetadata") or {}).values():
-                names = savepointed.setdefault(partition_meta.get("partitionPath") or "", set())
-                names.update(partition_meta.get("savepointDataFile") or [])
+        for savepoint in completed_savepoints(self.timeline):
+            for partition, names in savepoint.files.items():
+                savepointed.setdefault(partition, set()).update(names)
         # Hudi matches names against the union over all partitions; names carry the file id, so
         # the partition's own list decides the same and keeps each task small.
         return {p: PartitionTask(p, replaced.get(p, {}), compactions.get(p, {}),

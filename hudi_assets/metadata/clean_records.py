@@ -39,6 +39,7 @@ from hudi_assets.metadata.table import METADATA_FOLDER, MetadataTable
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import PROPERTIES_FILE
 from hudi_assets.timeline.instant import COMPACTION, LOG_COMPACTION
+from hudi_assets.timeline.timeline import ActiveTimeline
 
 UPDATABLE_PARTITIONS = frozenset({FILES, COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX})
 _ID_LENGTH = 12  # base64 of a 64-bit ColumnIndexID, the prefix of a column_stats key
@@ -74,11 +75,12 @@ def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> Hood
     return mdt
 
 
-def refuse_pending_compaction(mdt: HoodieTable, action: str) -> None:
+def refuse_pending_compaction(mdt: HoodieTable, action: str) -> ActiveTimeline:
     """A pending (log) compaction of the metadata table, a writer's that died mid-way: a deltacommit
     written beside it would be merged wrongly, so nothing is done until it completes. Checked before
     the first delete, not only when the metadata table is written. A compaction is finished by
-    `hudi-assets metadata PATH --compact`; a log compaction (which we do not run) by the writer."""
+    `hudi-assets metadata PATH --compact`; a log compaction (which we do not run) by the writer.
+    Returns the metadata table's timeline it read, for a writer to go on with."""
     timeline = mdt.reload_timeline()
     pending = timeline.filter_actions({COMPACTION, LOG_COMPACTION}).filter_pending()
     if pending:
@@ -91,6 +93,7 @@ def refuse_pending_compaction(mdt: HoodieTable, action: str) -> None:
             f"{mdt.storage.base_uri}: the metadata table has a pending compaction "
             f"({', '.join(pending.timestamps)}); hudi-assets does not {action} until it completes: "
             f"{way_out}. Nothing was changed")
+    return timeline
 
 
 def clean_records(table: HoodieTable, clean_metadata: Mapping[str, Any], instant_time: str

@@ -53,6 +53,7 @@ from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, ROLLBACK, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time
+from hudi_assets.timeline.timeline import ActiveTimeline
 
 log = logging.getLogger(__name__)
 
@@ -338,7 +339,7 @@ def roll_back_inflight_compaction(metadata: MetadataTable, instant_time: str, *,
     compaction's state files; then its `.inflight` goes."""
     mdt = HoodieTable(metadata.storage)
     timeline = mdt.reload_timeline()
-    rollback, plan = _pending_rollback_of(mdt, instant_time) or (None, None)
+    rollback, plan = _pending_rollback_of(mdt, timeline, instant_time) or (None, None)
     if rollback is None:
         requests = []
         for file_slice in read_compaction_plan(metadata, instant_time):
@@ -360,10 +361,11 @@ def roll_back_inflight_compaction(metadata: MetadataTable, instant_time: str, *,
     metadata.storage.delete_checked([timeline.state_file_path(inflight)])
 
 
-def _pending_rollback_of(mdt: HoodieTable, instant_time: str) -> tuple[Instant, RollbackPlan] | None:
-    """A pending rollback of compaction `instant_time` (`getPendingRollbackInfo` with compactions
-    included), so a killed rollback is resumed rather than planned twice."""
-    timeline = mdt.reload_timeline()
+def _pending_rollback_of(mdt: HoodieTable, timeline: ActiveTimeline,
+                         instant_time: str) -> tuple[Instant, RollbackPlan] | None:
+    """A pending rollback of compaction `instant_time` on the metadata table's `timeline`
+    (`getPendingRollbackInfo` with compactions included), so a killed rollback is resumed rather
+    than planned twice."""
     for instant in timeline.rollback_timeline().filter_pending():
         requested = Instant(instant.timestamp, ROLLBACK, State.REQUESTED)
         plan = RollbackPlan.deserialize(timeline.read_details(requested),

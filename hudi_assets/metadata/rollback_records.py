@@ -53,10 +53,12 @@ def rollback_records(rollback_metadata: Mapping[str, Any], plan: RollbackPlan) -
 
 
 def update_metadata_table(table: HoodieTable, rollback_time: str, rollback_metadata: Mapping[str, Any],
-                          plan: RollbackPlan, listener: Listener) -> None:
+                          plan: RollbackPlan, listener: Listener, *,
+                          metadata_table: HoodieTable | None = None) -> None:
     """Steps 1 and 2 of the module docstring; every step can be repeated after a crash (a retried
-    deltacommit is rolled back and written again, a pending metadata rollback is resumed)."""
-    writer = MetadataTableWriter(table, listener)
+    deltacommit is rolled back and written again, a pending metadata rollback is resumed).
+    `metadata_table`: the metadata table as the refusal check opened it, if it did."""
+    writer = MetadataTableWriter(table, listener, metadata_table)
     failed = plan.instant_time
     _validate_rollback(writer, failed)
     writer.commit(rollback_time, rollback_records(rollback_metadata, plan))
@@ -73,13 +75,15 @@ class MetadataTableSink:
 
     def __init__(self, table: HoodieTable):
         self.table = table
+        self._metadata_table: HoodieTable | None = None  # opened once, by the refusal check
 
     def refuse_unwritable(self, action: str) -> None:
-        refuse_unknown_partitions(self.table, action)
+        self._metadata_table = refuse_unknown_partitions(self.table, action)
 
     def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,
                  listener: Listener) -> None:
-        update_metadata_table(self.table, rollback_time, record, plan, listener)
+        update_metadata_table(self.table, rollback_time, record, plan, listener,
+                              metadata_table=self._metadata_table)
 
 
 def _validate_rollback(writer: MetadataTableWriter, failed: str) -> None:

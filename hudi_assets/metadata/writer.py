@@ -84,12 +84,11 @@ class MetadataTableWriter:
     def commit(self, instant_time: str, records: Iterable[MetadataRecord]) -> CommitMetadata:
         """Write `records` as deltacommit `instant_time`; returns the completed commit metadata."""
         mdt = self.open()
-        refuse_pending_compaction(mdt, "write a deltacommit")
-        timeline = mdt.reload_timeline()
+        timeline = refuse_pending_compaction(mdt, "write a deltacommit")
         if any(i.timestamp == instant_time for i in timeline.commits_timeline()):
             self.roll_back(instant_time)
             timeline = mdt.reload_timeline()
-        by_group = self._route(records)
+        by_group = self._route(records, timeline)
         requested = Instant(instant_time, DELTA_COMMIT, State.REQUESTED)
         self.storage.create_if_absent(timeline.state_file_path(requested), b"")
         self.listener.reached(Step.MDT_REQUESTED)
@@ -110,25 +109,25 @@ class MetadataTableWriter:
         return metadata
 
     # ------------------------------------------------------------------------------- routing
-    def _route(self, records: Iterable[MetadataRecord]) -> list[_Target]:
+    def _route(self, records: Iterable[MetadataRecord], timeline: ActiveTimeline) -> list[_Target]:
         """The file groups the records go to (`mapRecordKeyToFileGroupIndex`), in partition and
-        file-group order, each with its records."""
+        file-group order, each with its records; `timeline`: the metadata table's, as just read."""
         by_partition: dict[str, list[MetadataRecord]] = defaultdict(list)
         for record in records:
             by_partition[record.partition].append(record)
         routed: list[_Target] = []
         for partition, partition_records in sorted(by_partition.items()):
-            targets = [_Target(file_slice, base) for file_slice, base in self.latest_slices(partition)]
+            targets = [_Target(file_slice, base)
+                       for file_slice, base in self.latest_slices(partition, timeline)]
             for record in partition_records:
                 targets[file_group_index(record.key, len(targets))].records.append(record)
             routed.extend(t for t in targets if t.records)
         return routed
 
-    def latest_slices(self, partition: str) -> list[tuple[MetadataFileSlice, str]]:
+    def latest_slices(self, partition: str, timeline: ActiveTimeline) -> list[tuple[MetadataFileSlice, str]]:
         """Every file group's latest slice of one metadata partition (base files of completed
         compactions only), in file-group order, with the slice's base instant (its base file's, or its
         log files' when it has none yet)."""
-        timeline = self.open().reload_timeline()
         committed = BlockFilter.of(timeline.commits_timeline(), frozenset()).is_committed
         slices = latest_file_slices(partition, self.storage.list(partition), committed,
                                     timeline.completion_times)

@@ -17,11 +17,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cached_property
 
 from hudi_assets import config_options as opt
 from hudi_assets.archive import HoodieTimelineArchiver
 from hudi_assets.clean import Cleaner
-from hudi_assets.clean.config import CleanConfig
 from hudi_assets.engine import Engine
 from hudi_assets.exceptions import HudiInputError, UnsupportedTableError
 from hudi_assets.heartbeat import HeartbeatConfig
@@ -34,7 +34,7 @@ from hudi_assets.metadata.compaction import (
     schedule_compaction,
 )
 from hudi_assets.metadata.table import MetadataTable
-from hudi_assets.metadata_services.status import MetadataServicesStatus, services_status
+from hudi_assets.metadata_services.status import MetadataServicesStatus, clean_decision, services_status
 from hudi_assets.metadata_services.write_config import metadata_table
 from hudi_assets.rollback.planner import failed_writes
 from hudi_assets.table import HoodieTable
@@ -113,18 +113,26 @@ class MetadataServices:
         self.clock = clock
         self.listener = listener
 
+    @cached_property
+    def metadata_table(self) -> HoodieTable:
+        """The metadata table as a table of its own, opened once per service object; each step
+        reads its timeline again."""
+        return metadata_table(self.table)
+
     def status(self) -> MetadataServicesStatus:
-        return services_status(self.table, int(self.clock().timestamp() * 1000))
+        return services_status(self.table, int(self.clock().timestamp() * 1000), self.metadata_table)
 
     def run(self, services: tuple[str, ...] = SERVICES, *, dry_run: bool = False,
             no_active_writer: bool = False) -> ServicesResult:
         """Run `services` (any of "compaction", "clean", "archive") in Hudi's order, under the data
         table's lock; a dry run says what would be done and writes nothing."""
         self._refuse_unsupported()
+        if not dry_run:
+            why = check_no_other_writer(self.table, no_active_writer, self.clock)
+            log.info("metadata table services of %s run %s", self.table.base_path, why)
         result = ServicesResult(dry_run, self.status())
         if dry_run:
             return result
-        check_no_other_writer(self.table, no_active_writer, self.clock)
         with table_lock(self.table, "metadata table services"):
             if set(services) == set(SERVICES):
                 # Under LAZY, the data table's failed writes go first, as the data table's clean does.
@@ -142,7 +150,7 @@ class MetadataServices:
         return result
 
     def _refuse_unsupported(self) -> None:
-        mdt = metadata_table(self.table)
+        mdt = self.metadata_table
         if mdt.config.table_version != 6:
             raise UnsupportedTableError(f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version "
                                         f"{mdt.config.table_version}; only version 6 is written")
@@ -168,19 +176,19 @@ class MetadataServices:
 
     def _archive(self, result: ServicesResult) -> None:
         """`writeClient.archive()` of the metadata table, fenced by the data table."""
-        archiver = HoodieTimelineArchiver.for_table(metadata_table(self.table), self.listener)
+        archiver = HoodieTimelineArchiver.for_table(self.metadata_table, self.listener)
         result.archived = len(archiver.archive().selection.instants)
 
     def _clean(self, result: ServicesResult) -> None:
         """`cleanIfNecessary`: the clean Hudi's writer runs on the metadata table, at the latest
-        deltacommit's time + `002`, with the metadata table's own retention; pending cleans first."""
-        clean = result.before.clean if not result.compacted else self.status().clean
-        mdt = metadata_table(self.table)
-        cleaner = Cleaner(mdt, CleanConfig.from_write_config(mdt.write_config), self.engine, self.clock,
-                          self.listener)
+        deltacommit's time + `002`, with the metadata table's own retention; pending cleans first.
+        Judged now, under the lock (after any compaction of this run), on the plan it then requests."""
+        mdt = self.metadata_table
+        cleaner = Cleaner.for_table(mdt, self.engine, self.clock, self.listener)
         with table_lock(mdt, "clean"):
-            if clean.due and not cleaner.pending():
-                cleaner.request(cleaner.plan(), instant_time=clean.instant)
+            clean, plan = clean_decision(cleaner)
+            if clean.due and plan is not None:
+                cleaner.request(plan, instant_time=clean.instant)
             done = cleaner.run_pending()
         result.cleaned += [c.instant for c in done.executed]
         result.files_cleaned += done.files_deleted

@@ -19,10 +19,10 @@ from typing import Any
 from hudi_assets import config_options as opt
 from hudi_assets.archive import HoodieTimelineArchiver
 from hudi_assets.clean import Cleaner
-from hudi_assets.clean.config import CleanConfig
+from hudi_assets.clean.plan import CleanerPlan
 from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired, last_heartbeat_ms
-from hudi_assets.metadata.compaction import compaction_instant_time, pending_compaction
+from hudi_assets.metadata.compaction import compaction_due, compaction_instant_time, pending_compaction
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata_services.write_config import metadata_table
 from hudi_assets.table import HoodieTable
@@ -89,11 +89,13 @@ class MetadataServicesStatus:
         return view
 
 
-def services_status(data_table: HoodieTable, now_ms: int | None = None) -> MetadataServicesStatus:
-    """The metadata table's services as its writer would run them now."""
+def services_status(data_table: HoodieTable, now_ms: int | None = None,
+                    mdt: HoodieTable | None = None) -> MetadataServicesStatus:
+    """The metadata table's services as its writer would run them now (`mdt`: the metadata table as
+    a table of its own, when the caller has it open; its timeline is read again)."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     metadata = MetadataTable(data_table.storage)
-    mdt = metadata_table(data_table)
+    mdt = mdt or metadata_table(data_table)
     max_delta = data_table.write_config.get(opt.METADATA_COMPACT_MAX_DELTA_COMMITS)
     latest = metadata.latest_compaction()
     since = [i for i in metadata.timeline.filter_actions({DELTA_COMMIT})
@@ -105,7 +107,7 @@ def services_status(data_table: HoodieTable, now_ms: int | None = None) -> Metad
         base_path=data_table.base_path, deltacommits_since_compaction=len(since),
         max_delta_commits=max_delta, latest_compaction=latest.timestamp if latest else None,
         compaction=compaction_status(data_table, metadata, len(since), max_delta, now_ms),
-        clean=clean_status(metadata, mdt), archive=archive_status(mdt), file_groups=groups,
+        clean=clean_decision(Cleaner.for_table(mdt))[0], archive=archive_status(mdt), file_groups=groups,
         retention={key: mdt.write_config.text(option) for option in (
             opt.CLEANER_POLICY, opt.CLEANER_COMMITS_RETAINED, opt.KEEP_MIN_COMMITS, opt.KEEP_MAX_COMMITS)
             for key in [option.key]})
@@ -127,7 +129,8 @@ def compaction_status(data_table: HoodieTable, metadata: MetadataTable, since: i
     if instant in metadata.timeline.filter_completed().timestamps:
         blockers.append(Blocker(instant, COMMIT, "a compaction at this time completed already; the next "
                                                  "deltacommit moves it on"))
-    return ServiceStatus(since >= max_delta and not blockers, instant, blockers, detail)
+    # The verdict is the run's own (`compaction_due`); the blockers say why it is no.
+    return ServiceStatus(compaction_due(metadata, max_delta) is not None, instant, blockers, detail)
 
 
 def _data_blocker(data_table: HoodieTable, instant: Instant, now_ms: int) -> Blocker:
@@ -152,28 +155,31 @@ def _data_blocker(data_table: HoodieTable, instant: Instant, now_ms: int) -> Blo
                    f"`hudi-assets rollback {data_table.base_path} {ts}` removes it")
 
 
-def clean_status(metadata: MetadataTable, mdt: HoodieTable) -> ServiceStatus:
-    latest = metadata.timeline.filter_completed().filter_actions({DELTA_COMMIT}).last()
+def clean_decision(cleaner: Cleaner) -> tuple[ServiceStatus, CleanerPlan | None]:
+    """The metadata table's clean (`cleaner`: of the metadata table) and, when it got as far, the
+    plan it judged by, so a run requests that plan rather than planning again."""
+    pending = cleaner.pending()  # reads the timeline again
+    timeline = cleaner.table.active_timeline
+    completed = timeline.filter_completed()
+    latest = completed.filter_actions({DELTA_COMMIT}).last()
     instant = latest.timestamp + CLEAN_SUFFIX if latest else None
-    cleaner = Cleaner(mdt, CleanConfig.from_write_config(mdt.write_config))
-    pending = cleaner.pending()
     if pending:
         return ServiceStatus(True, pending[0].instant.timestamp,
-                             detail=f"pending clean {pending[0].instant.timestamp} is completed first")
-    compaction = metadata.latest_compaction()
+                             detail=f"pending clean {pending[0].instant.timestamp} is completed first"), None
+    compaction = completed.filter_actions({COMMIT}).last()
     if compaction is not None:
-        after = len(metadata.timeline.filter_completed().filter(lambda i: i.timestamp > compaction.timestamp))
+        after = len(completed.filter(lambda i: i.timestamp > compaction.timestamp))
         if after < INSTANTS_BEFORE_CLEAN:
             reason = (f"{after} instants completed since the compaction {compaction.timestamp}; the "
                       f"writer cleans after {INSTANTS_BEFORE_CLEAN} (a buffer for readers)")
-            return ServiceStatus(False, instant, [Blocker(compaction.timestamp, COMMIT, reason)])
+            return ServiceStatus(False, instant, [Blocker(compaction.timestamp, COMMIT, reason)]), None
     config = cleaner.config
-    if not needs_cleaning(mdt, config):
-        return ServiceStatus(False, instant, detail="the clean trigger is not reached")
+    if not needs_cleaning(cleaner.table, config):
+        return ServiceStatus(False, instant, detail="the clean trigger is not reached"), None
     plan = cleaner.plan()
     return ServiceStatus(plan.total_files > 0, instant,
                          detail=f"{plan.total_files} files to delete ({config.policy}, "
-                                f"{config.commits_retained} commits retained)")
+                                f"{config.commits_retained} commits retained)"), plan
 
 
 def archive_status(mdt: HoodieTable) -> ServiceStatus:

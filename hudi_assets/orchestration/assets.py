@@ -17,9 +17,9 @@ from hudi_assets.orchestration.checks import check_result, logged, refused, sett
 from hudi_assets.orchestration.display import bytes_metadata, instant_epoch, instant_metadata, table_value
 from hudi_assets.orchestration.invariants import TIMELINE_SCHEMA, violations
 from hudi_assets.orchestration.metadata_checks import metadata_table_facts
-from hudi_assets.savepoint.metadata import completed_savepoints
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.report import timeline_rows
+from hudi_assets.timeline.savepoint import completed_savepoints
 
 TIMELINE_COLUMNS = ["timeline", "instant", "action", "state", "completed", "operation", "partitions",
                     "files_written", "bytes_written", "files_deleted"]

@@ -5,7 +5,7 @@ archiver stops at it (both already read savepoints; this package only writes and
 `Savepointer(table)` is the service: `create()`, `delete()`, `list()`.
 """
 
-from hudi_assets.savepoint.metadata import Savepoint
 from hudi_assets.savepoint.service import Savepointer, SavepointUsage
+from hudi_assets.timeline.savepoint import Savepoint
 
 __all__ = ["Savepoint", "SavepointUsage", "Savepointer"]

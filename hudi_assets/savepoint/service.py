@@ -25,12 +25,12 @@ from hudi_assets.engine import Engine
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.savepoint.files import latest_files_as_of, listing_view
-from hudi_assets.savepoint.metadata import Savepoint, completed_savepoints
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import PROPERTIES_FILE
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import CLEAN, SAVEPOINT, Instant, State
 from hudi_assets.timeline.instant_time import Clock, wall_clock
+from hudi_assets.timeline.savepoint import Savepoint, completed_savepoints
 from hudi_assets.timeline.timeline import ActiveTimeline
 from hudi_assets.transaction import table_lock
 
@@ -157,7 +157,7 @@ class Savepointer:
             log.info("savepoint %s deleted", instant)
 
     # --------------------------------------------------------------------------------- list
-    def list(self, now: datetime | None = None) -> list[SavepointUsage]:
+    def list(self) -> list[SavepointUsage]:
         """Every completed savepoint, oldest first, with what it keeps alive: the files a clean
         planned now without it would delete beyond those it plans with every savepoint (so the
         next clean after its deletion frees them), and their bytes."""
@@ -167,7 +167,7 @@ class Savepointer:
         if not savepoints:
             return []
         config = CleanConfig.from_write_config(self.table.write_config)
-        now = now or self.clock()
+        now = self.clock()
         with_all = self._planned(self.table, config, now)
         usages = []
         for savepoint in savepoints:

@@ -1,4 +1,5 @@
-"""`Savepoint`: what a completed `.savepoint` file holds (HoodieSavepointMetadata), read and written."""
+"""`Savepoint`: what a completed `.savepoint` file holds (HoodieSavepointMetadata), read and written;
+the one reader of savepoints for the file-system view, the clean planner and the savepoint service."""
 
 from __future__ import annotations
 
