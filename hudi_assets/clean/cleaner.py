@@ -140,15 +140,20 @@ class Cleaner:
 
     def validate(self, pending: list[PendingClean] | None = None) -> ValidationReport:
         """The safety rule over every pending plan: the rows the CLI and the Dagster check show.
-        `pending`: as the caller just read them (a plan of millions of files is not decoded twice)."""
-        return self._validate_pending(pending)
+        `pending`: as the caller read them (a plan of millions of files is not decoded twice)."""
+        return self._validate_pending(self._current(pending))
 
-    def _validate_pending(self, pending: list[PendingClean] | None,
-                          meanwhile: Callable[[], Any] | None = None) -> ValidationReport:
+    def _current(self, pending: list[PendingClean] | None) -> list[PendingClean]:
+        """Pending cleans to validate as of now: read when None; a caller's list is kept, the
+        timeline read again, so it is validated against the timeline as after a fresh read."""
         if pending is None:
-            pending = self.pending()
-        else:
-            self.table.reload_timeline()  # validated against the timeline as it is now, as after a fresh read
+            return self.pending()
+        self.table.reload_timeline()
+        return pending
+
+    def _validate_pending(self, pending: list[PendingClean],
+                          meanwhile: Callable[[], Any] | None = None) -> ValidationReport:
+        """The safety rule over pending cleans read together with the timeline the table holds."""
         plans = [(p.instant.timestamp, p.plan_file, p.plan) for p in pending if p.plan is not None]
         return self._validate(plans, meanwhile)
 
@@ -285,13 +290,11 @@ class Cleaner:
         cleans as the caller just read them under the table's lock (a plan of millions of files is
         not decoded twice)."""
         with self._lock() as lock:
-            return self._run_pending(lock, pending, result or CleanResult())
+            return self._run_pending(lock, self._current(pending), result or CleanResult())
 
-    def _run_pending(self, lock: HeldLock, pending: list[PendingClean] | None, result: CleanResult
-                     ) -> CleanResult:
+    def _run_pending(self, lock: HeldLock, pending: list[PendingClean], result: CleanResult) -> CleanResult:
+        """`pending`: read under `lock` with the timeline the table holds (`pending()`, `_current`)."""
         table = self.table
-        if pending is None:
-            pending = self.pending()
         # The first requested plan's inflight copy is encoded while its partitions are checked; it is
         # written only after every plan passed (executor.execute).
         inflight: dict[str, bytes] = {}
@@ -349,8 +352,8 @@ class Cleaner:
         rollbacker = Rollbacker(table, self.engine, self.clock, self.listener,
                                 metadata=MetadataTableSink(table))
         if failed_writes(table, heartbeat, rollbacker.now_ms()) or pending_rollbacks(table):
-            plans = [p for p in self.pending() if p.plan is not None]
-            if plans and not self._validate_pending(plans).safe:
+            pending = self.pending()
+            if any(p.plan is not None for p in pending) and not self._validate_pending(pending).safe:
                 log.warning("%s: failed writes are not rolled back while a pending clean plan is refused",
                             table.base_path)
                 return
@@ -370,7 +373,7 @@ class Cleaner:
                 # leaves once the planner deleted its completed file, runs in this same run.
                 result.plan = self.plan()
                 result.scheduled = self._request(result.plan)
-                pending = None
+                pending = self.pending()
             return self._run_pending(lock, pending, result)
 
     def dry_run(self, *, with_sizes: bool = False) -> CleanResult:
