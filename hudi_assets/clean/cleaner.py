@@ -39,11 +39,13 @@ from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.rollback import Rollbacker, failed_writes, pending_rollbacks
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
-from hudi_assets.timeline.instant import CLEAN, Instant, State
+from hudi_assets.timeline.instant import CLEAN, DELTA_COMMIT, Instant, State
 from hudi_assets.timeline.instant_time import Clock, new_instant_time, refuse_future_instants, wall_clock
 from hudi_assets.transaction import HeldLock, table_lock
 
 log = logging.getLogger(__name__)
+
+METADATA_CLEAN_SUFFIX = "002"  # HoodieTableMetadataUtil.OperationSuffix.CLEAN
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,8 +236,16 @@ class Cleaner:
 
     # ----------------------------------------------------------------------------- requesting
     def _next_requested(self) -> Instant:
+        """Where a new plan is requested: at a new instant time; on a metadata table at the time its
+        writer cleans at, the latest deltacommit's + `002` (`HoodieTableMetadataUtil.createCleanTimestamp`,
+        called by the metadata writer's `cleanIfNecessary`)."""
         table = self.table
         timeline = table.reload_timeline()
+        if table.is_metadata_table:
+            latest = timeline.filter_completed().filter_actions({DELTA_COMMIT}).last()
+            if latest is None:
+                raise HudiAssetsError(f"{table.base_path}: no completed deltacommit to clean after")
+            return Instant(latest.timestamp + METADATA_CLEAN_SUFFIX, CLEAN, State.REQUESTED)
         instant_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
                                         table.config.timeline_timezone, self.clock(),
                                         table.write_config.get(MAX_EXPECTED_CLOCK_SKEW_MS))
@@ -245,28 +255,26 @@ class Cleaner:
         """The safety rule over a plan not yet requested, as of the instant it would be requested at."""
         return self._validate([(self._next_requested().timestamp, "new clean plan", plan)])
 
-    def request(self, plan: CleanerPlan, *, instant_time: str | None = None) -> str | None:
-        """Validate a plan in memory, then persist it as `<t>.clean.requested` at a new instant time
-        (`instant_time`: at that one instead, as a metadata table's writer cleans at its latest
-        deltacommit + `002`). None (nothing written) when the plan lists no file, as Hudi drops such
-        plans. The empty completed clean the planner of `plan` found is deleted as Hudi does, once the
-        plan passed."""
+    def request(self, plan: CleanerPlan) -> str | None:
+        """Validate a plan in memory, then persist it as `<t>.clean.requested` (`_next_requested`).
+        None (nothing written) when the plan lists no file, as Hudi drops such plans. The empty
+        completed clean the planner of `plan` found is deleted as Hudi does, once the plan passed."""
         if plan.total_files == 0 and self._empty_last_clean(plan) is None:
             return None
         with self._lock():
-            return self._request(plan, instant_time)
+            return self._request(plan)
 
     def _empty_last_clean(self, plan: CleanerPlan) -> Instant | None:
         planner = self._planner_of(plan)
         return planner.empty_last_clean if planner is not None else None
 
-    def _request(self, plan: CleanerPlan, instant_time: str | None = None) -> str | None:
+    def _request(self, plan: CleanerPlan) -> str | None:
         empty_last_clean = self._empty_last_clean(plan)
         if plan.total_files == 0:
             self._delete_empty_last_clean(empty_last_clean)
             return None
         table = self.table
-        requested = Instant(instant_time, CLEAN, State.REQUESTED) if instant_time else self._next_requested()
+        requested = self._next_requested()
         instant_time = requested.timestamp
         path = table.active_timeline.state_file_path(requested)
         report = self._validate([(instant_time, f"new clean plan {requested.file_name}", plan)])

@@ -180,7 +180,7 @@ class MetadataServices:
                           self.listener)
         with table_lock(mdt, "clean"):
             if clean.due and not cleaner.pending():
-                cleaner.request(cleaner.plan(), instant_time=clean.instant)
+                cleaner.request(cleaner.plan())
             done = cleaner.run_pending()
         result.cleaned += [c.instant for c in done.executed]
         result.files_cleaned += done.files_deleted
