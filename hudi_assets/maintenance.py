@@ -16,18 +16,20 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from hudi_assets.engine import DEFAULT_ENGINE, Engine, create_engine
+from hudi_assets.engine import DEFAULT_ENGINE, create_engine
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.table_config import PROPERTIES_FILE
 
 if TYPE_CHECKING:
+    from datetime import datetime, timedelta
+
     from hudi_assets.archive.archiver import ArchiveResult
     from hudi_assets.clean.cleaner import Cleaner, CleanResult
     from hudi_assets.clean.validation import ValidationReport
     from hudi_assets.config import WriteConfig
+    from hudi_assets.engine import Engine
     from hudi_assets.findings import Finding
     from hudi_assets.listener import Listener
     from hudi_assets.metadata_services import ServicesResult
@@ -109,13 +111,14 @@ class TableMaintenance:
         for finding in self.check(strict=strict):
             log.warning(finding.message)
 
-    def _cleaner(self, engine: Engine | str | None = None, now: datetime | None = None,
+    def _cleaner(self, engine: Engine | None = None, now: datetime | None = None,
                  listener: Listener | None = None) -> Cleaner:
+        """The table's cleaner; without `engine` a local one (validating and discarding spread no work)."""
         from hudi_assets.clean.cleaner import Cleaner
         from hudi_assets.listener import QUIET
         from hudi_assets.timeline.instant_time import wall_clock
 
-        return Cleaner.for_table(self.table, self._engine(engine), wall_clock if now is None else lambda: now,
+        return Cleaner.for_table(self.table, engine, wall_clock if now is None else lambda: now,
                                  listener or QUIET)
 
     def clean(self, *, dry_run: bool = False, engine: Engine | str | None = None,

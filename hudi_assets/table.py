@@ -16,6 +16,8 @@ from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline
 if TYPE_CHECKING:
     from hudi_assets.maintenance import TableMaintenance
 
+METADATA_TABLE_FOLDER = f"{METAFOLDER}/metadata"  # a data table's metadata table, below its base path
+
 
 class HoodieTable:
     """Opens a table and refuses it before any work if its version or layout is not supported.
@@ -42,6 +44,12 @@ class HoodieTable:
     @property
     def is_mor(self) -> bool:
         return self.config.is_mor
+
+    @property
+    def is_metadata_table(self) -> bool:
+        """Whether this is a data table's metadata table (Hudi's `HoodieTableMetadata.isMetadataTable`:
+        by where it lives)."""
+        return self.base_path.rstrip("/").endswith(f"/{METADATA_TABLE_FOLDER}")
 
     @cached_property
     def timeline_layout(self) -> TimelineLayout:

@@ -81,10 +81,22 @@ def part(module: str) -> str:
     return module.split(".")[1] if "." in module else ""
 
 
-# Imports between parts; the root package is a table of lazy names, not a source of imports.
-EDGES = [(source, target, names, f"{path.relative_to(PACKAGE.parent)}:{line}")
-         for source, path in MODULES.items() if source != "hudi_assets"
-         for target, names, line in imports(path) if part(target) != part(source)]
+# (source, target, names, where) of every import of ours; the root package is a table of lazy
+# names, not a source of imports. EDGES: those between parts.
+IMPORTS = [(source, target, names, f"{path.relative_to(PACKAGE.parent)}:{line}")
+           for source, path in MODULES.items() if source != "hudi_assets"
+           for target, names, line in imports(path)]
+EDGES = [edge for edge in IMPORTS if part(edge[1]) != part(edge[0])]
+
+
+def test_imports_reads_lazy_and_submodule_imports(tmp_path):
+    """The rules below see an import inside a function, and `from hudi_assets import x` of a
+    submodule as an import of that submodule."""
+    path = tmp_path / "m.py"
+    path.write_text("from hudi_assets import clean\nimport os\n\ndef f():\n"
+                    "    from hudi_assets.cli.main import open_table\n    import hudi_assets.table\n")
+    assert list(imports(path)) == [("hudi_assets.clean", [], 1), ("hudi_assets.cli.main", ["open_table"], 5),
+                                   ("hudi_assets.table", [], 6)]
 
 
 def test_every_module_has_a_layer():
@@ -92,12 +104,25 @@ def test_every_module_has_a_layer():
     assert not unplaced, f"place these in a layer of {__name__}.LAYERS: {unplaced}"
 
 
+def upward_imports(edges) -> list[str]:
+    """The edges into a higher layer, other than ALLOWED_UPWARD."""
+    return [f"{where}: {source} ({layer_of(source)}) imports {target} ({layer_of(target)})"
+            for source, target, _names, where in edges
+            if RANK.get(part(target), -1) > RANK.get(part(source), -1)
+            and (source, target) not in ALLOWED_UPWARD]
+
+
 def test_no_import_runs_up_a_layer():
-    upward = [f"{where}: {source} ({layer_of(source)}) imports {target} ({layer_of(target)})"
-              for source, target, _names, where in EDGES
-              if RANK.get(part(target), -1) > RANK.get(part(source), -1)
-              and (source, target) not in ALLOWED_UPWARD]
+    upward = upward_imports(EDGES)
     assert not upward, "imports from a higher layer:\n" + "\n".join(upward)
+
+
+def test_the_layer_check_finds_an_upward_import():
+    edges = [("hudi_assets.clean.cleaner", "hudi_assets.cli.main", ["open_table"], "clean/cleaner.py:9"),
+             ("hudi_assets.cli.main", "hudi_assets.clean.cleaner", ["Cleaner"], "cli/main.py:9"),
+             ("hudi_assets.table", "hudi_assets.maintenance", [], "table.py:9")]
+    assert upward_imports(edges) == [
+        "clean/cleaner.py:9: hudi_assets.clean.cleaner (services) imports hudi_assets.cli.main (faces)"]
 
 
 def layer_of(module: str) -> str:
@@ -149,14 +174,25 @@ def test_the_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
+def private_imports(imports_) -> list[str]:
+    """Private names taken from another package, or by a CLI subcommand from any other module."""
+    return sorted({f"{where}: {source} imports {name} from {target}"
+                   for source, target, names, where in imports_ for name in names
+                   if name.startswith("_") and target != source
+                   and (part(target) != part(source) or part(source) == "cli")})
+
+
 def test_no_private_name_crosses_a_package_or_reaches_a_subcommand():
     """A subcommand of the CLI (hudi_assets/cli/) uses other modules' public names only; no module
     takes a private name from another package."""
-    private = [f"{where}: {source} imports {name} from {target}"
-               for source, target, names, where in EDGES for name in names if name.startswith("_")]
-    private += [f"{where}: {source} imports {name} from {target}"
-                for source, path in MODULES.items() if part(source) == "cli"
-                for target, names, line in imports(path) for name in names
-                if name.startswith("_") and target != source
-                for where in [f"{path.relative_to(PACKAGE.parent)}:{line}"]]
-    assert not private, "\n".join(sorted(set(private)))
+    private = private_imports(IMPORTS)
+    assert not private, "\n".join(private)
+
+
+def test_the_private_name_check_finds_them():
+    assert private_imports([
+        ("hudi_assets.cli.clean", "hudi_assets.cli.main", ["_helper"], "cli/clean.py:9"),
+        ("hudi_assets.clean.cleaner", "hudi_assets.clean.plan", ["_within"], "clean/cleaner.py:9"),
+        ("hudi_assets.maintenance", "hudi_assets.clean.cleaner", ["Cleaner", "_inside"], "maintenance.py:9"),
+    ]) == ["cli/clean.py:9: hudi_assets.cli.clean imports _helper from hudi_assets.cli.main",
+           "maintenance.py:9: hudi_assets.maintenance imports _inside from hudi_assets.clean.cleaner"]

@@ -94,9 +94,13 @@ class HoodieTimelineArchiver:
 
     def plan(self) -> ArchiveSelection:
         """What a run would archive now, and why each fence stands where it does."""
+        return select_instants_to_archive(self.table, self.config, self._current_timeline())
+
+    def _current_timeline(self) -> ActiveTimeline:
+        """The timeline read again, and refused (`_refuse_unsupported`) before anything is selected."""
         timeline = self.table.reload_timeline()
         self._refuse_unsupported()
-        return select_instants_to_archive(self.table, self.config, timeline)
+        return timeline
 
     def _refuse_unsupported(self) -> None:
         """A table version without this archiver (Hudi 1.x's LSM timeline) or an instant beyond the clock:
@@ -120,7 +124,6 @@ class HoodieTimelineArchiver:
         started = time.monotonic()
         self.table.config.check_service("archive", self.table.base_path)  # before the lock's folder
         with table_lock(self.table, "archive") as lock:
-            self._refuse_unsupported()
             result = ArchiveResult(self._still_valid(selection))
             selection = result.selection
             if self.should_merge:
@@ -159,14 +162,15 @@ class HoodieTimelineArchiver:
             self.config.archival_batch, self.listener)
 
     def _still_valid(self, selection: ArchiveSelection | None) -> ArchiveSelection:
-        """`selection` if every state file it names is still active, else a new selection."""
+        """`selection` if every state file it names is still active, else a new selection; either
+        way the timeline is read again and refused first, as `plan()` does."""
         if selection is None:
             return self.plan()
-        timeline = self.table.reload_timeline()
+        timeline = self._current_timeline()
         if all(timeline.has_state_file(i) for i in selection.state_files):
             return selection
         log.info("Another run archived part of the selection before the lock was taken; selecting again")
-        return self.plan()
+        return select_instants_to_archive(self.table, self.config, timeline)
 
     # ------------------------------------------------------------------------ writing
     def _archive(self, result: ArchiveResult) -> None:

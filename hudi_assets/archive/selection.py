@@ -13,7 +13,7 @@ from hudi_assets.archive.config import ArchiveConfig, KeepRange, keep_range
 from hudi_assets.avro import deserialize_metadata
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.storage import Storage
-from hudi_assets.table import HoodieTable
+from hudi_assets.table import METADATA_TABLE_FOLDER, HoodieTable
 from hudi_assets.timeline.instant import (
     CLEAN,
     COMMIT,
@@ -26,7 +26,6 @@ from hudi_assets.timeline.instant import (
 )
 from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline, Timeline
 
-METADATA_TABLE_FOLDER = f"{METAFOLDER}/metadata"
 FILES_PARTITION = "files"
 # Hudi groups clean and rollback instants in a HashMap keyed by action: this is its iteration order.
 _CLEAN_ROLLBACK_ORDER = (ROLLBACK, CLEAN)
@@ -230,12 +229,11 @@ def select_instants_to_archive(table: HoodieTable, config: ArchiveConfig,
         selection.notes.append(f"{len(table_commits)} completed commits <= max {keep.max_commits}: "
                                "no commit is archived")
     chosen = selection.clean_rollback + selection.commits
-    is_metadata_table = table.base_path.rstrip("/").endswith(f"/{METADATA_TABLE_FOLDER}")
-    mdt = _data_table_fence(table, config) if is_metadata_table else _metadata_table_fence(table)
+    mdt = _data_table_fence(table, config) if table.is_metadata_table else _metadata_table_fence(table)
     if mdt is not None:
         fences.append(mdt)
         chosen = ([i for i in chosen if i.timestamp < mdt.instant] if mdt.instant
-                  else chosen if is_metadata_table else [])
+                  else chosen if table.is_metadata_table else [])
     selection.fences = fences
     selection.instants = chosen
     by_key: dict[tuple[str, str], list[Instant]] = {}

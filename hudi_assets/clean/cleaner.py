@@ -39,11 +39,13 @@ from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.rollback import Rollbacker, failed_writes, pending_rollbacks
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
-from hudi_assets.timeline.instant import CLEAN, Instant, State
+from hudi_assets.timeline.instant import CLEAN, DELTA_COMMIT, Instant, State
 from hudi_assets.timeline.instant_time import Clock, new_instant_time, refuse_future_instants, wall_clock
 from hudi_assets.transaction import HeldLock, table_lock
 
 log = logging.getLogger(__name__)
+
+METADATA_CLEAN_SUFFIX = "002"  # HoodieTableMetadataUtil.OperationSuffix.CLEAN
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,15 +142,20 @@ class Cleaner:
 
     def validate(self, pending: list[PendingClean] | None = None) -> ValidationReport:
         """The safety rule over every pending plan: the rows the CLI and the Dagster check show.
-        `pending`: as the caller just read them (a plan of millions of files is not decoded twice)."""
-        return self._validate_pending(pending)
+        `pending`: as the caller read them (a plan of millions of files is not decoded twice)."""
+        return self._validate_pending(self._current(pending))
 
-    def _validate_pending(self, pending: list[PendingClean] | None,
-                          meanwhile: Callable[[], Any] | None = None) -> ValidationReport:
+    def _current(self, pending: list[PendingClean] | None) -> list[PendingClean]:
+        """Pending cleans to validate as of now: read when None; a caller's list is kept, the
+        timeline read again, so it is validated against the timeline as after a fresh read."""
         if pending is None:
-            pending = self.pending()
-        else:
-            self.table.reload_timeline()  # validated against the timeline as it is now, as after a fresh read
+            return self.pending()
+        self.table.reload_timeline()
+        return pending
+
+    def _validate_pending(self, pending: list[PendingClean],
+                          meanwhile: Callable[[], Any] | None = None) -> ValidationReport:
+        """The safety rule over pending cleans read together with the timeline the table holds."""
         plans = [(p.instant.timestamp, p.plan_file, p.plan) for p in pending if p.plan is not None]
         return self._validate(plans, meanwhile)
 
@@ -229,8 +236,16 @@ class Cleaner:
 
     # ----------------------------------------------------------------------------- requesting
     def _next_requested(self) -> Instant:
+        """Where a new plan is requested: at a new instant time; on a metadata table at the time its
+        writer cleans at, the latest deltacommit's + `002` (`HoodieTableMetadataUtil.createCleanTimestamp`,
+        called by the metadata writer's `cleanIfNecessary`)."""
         table = self.table
         timeline = table.reload_timeline()
+        if table.is_metadata_table:
+            latest = timeline.filter_completed().filter_actions({DELTA_COMMIT}).last()
+            if latest is None:
+                raise HudiAssetsError(f"{table.base_path}: no completed deltacommit to clean after")
+            return Instant(latest.timestamp + METADATA_CLEAN_SUFFIX, CLEAN, State.REQUESTED)
         instant_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
                                         table.config.timeline_timezone, self.clock(),
                                         table.write_config.get(MAX_EXPECTED_CLOCK_SKEW_MS))
@@ -240,28 +255,26 @@ class Cleaner:
         """The safety rule over a plan not yet requested, as of the instant it would be requested at."""
         return self._validate([(self._next_requested().timestamp, "new clean plan", plan)])
 
-    def request(self, plan: CleanerPlan, *, instant_time: str | None = None) -> str | None:
-        """Validate a plan in memory, then persist it as `<t>.clean.requested` at a new instant time
-        (`instant_time`: at that one instead, as a metadata table's writer cleans at its latest
-        deltacommit + `002`). None (nothing written) when the plan lists no file, as Hudi drops such
-        plans. The empty completed clean the planner of `plan` found is deleted as Hudi does, once the
-        plan passed."""
+    def request(self, plan: CleanerPlan) -> str | None:
+        """Validate a plan in memory, then persist it as `<t>.clean.requested` (`_next_requested`).
+        None (nothing written) when the plan lists no file, as Hudi drops such plans. The empty
+        completed clean the planner of `plan` found is deleted as Hudi does, once the plan passed."""
         if plan.total_files == 0 and self._empty_last_clean(plan) is None:
             return None
         with self._lock():
-            return self._request(plan, instant_time)
+            return self._request(plan)
 
     def _empty_last_clean(self, plan: CleanerPlan) -> Instant | None:
         planner = self._planner_of(plan)
         return planner.empty_last_clean if planner is not None else None
 
-    def _request(self, plan: CleanerPlan, instant_time: str | None = None) -> str | None:
+    def _request(self, plan: CleanerPlan) -> str | None:
         empty_last_clean = self._empty_last_clean(plan)
         if plan.total_files == 0:
             self._delete_empty_last_clean(empty_last_clean)
             return None
         table = self.table
-        requested = Instant(instant_time, CLEAN, State.REQUESTED) if instant_time else self._next_requested()
+        requested = self._next_requested()
         instant_time = requested.timestamp
         path = table.active_timeline.state_file_path(requested)
         report = self._validate([(instant_time, f"new clean plan {requested.file_name}", plan)])
@@ -285,13 +298,11 @@ class Cleaner:
         cleans as the caller just read them under the table's lock (a plan of millions of files is
         not decoded twice)."""
         with self._lock() as lock:
-            return self._run_pending(lock, pending, result or CleanResult())
+            return self._run_pending(lock, self._current(pending), result or CleanResult())
 
-    def _run_pending(self, lock: HeldLock, pending: list[PendingClean] | None, result: CleanResult
-                     ) -> CleanResult:
+    def _run_pending(self, lock: HeldLock, pending: list[PendingClean], result: CleanResult) -> CleanResult:
+        """`pending`: read under `lock` with the timeline the table holds (`pending()`, `_current`)."""
         table = self.table
-        if pending is None:
-            pending = self.pending()
         # The first requested plan's inflight copy is encoded while its partitions are checked; it is
         # written only after every plan passed (executor.execute).
         inflight: dict[str, bytes] = {}
@@ -349,8 +360,8 @@ class Cleaner:
         rollbacker = Rollbacker(table, self.engine, self.clock, self.listener,
                                 metadata=MetadataTableSink(table))
         if failed_writes(table, heartbeat, rollbacker.now_ms()) or pending_rollbacks(table):
-            plans = [p for p in self.pending() if p.plan is not None]
-            if plans and not self._validate_pending(plans).safe:
+            pending = self.pending()
+            if any(p.plan is not None for p in pending) and not self._validate_pending(pending).safe:
                 log.warning("%s: failed writes are not rolled back while a pending clean plan is refused",
                             table.base_path)
                 return
@@ -370,7 +381,7 @@ class Cleaner:
                 # leaves once the planner deleted its completed file, runs in this same run.
                 result.plan = self.plan()
                 result.scheduled = self._request(result.plan)
-                pending = None
+                pending = self.pending()
             return self._run_pending(lock, pending, result)
 
     def dry_run(self, *, with_sizes: bool = False) -> CleanResult:

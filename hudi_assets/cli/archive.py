@@ -7,14 +7,13 @@ import logging
 
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
 from hudi_assets.archive.selection import ArchiveSelection
+from hudi_assets.cli.main import add_strict_argument, add_table_arguments, check_settings, open_table
 from hudi_assets.config_options import ARCHIVE_OPTIONS, settings_epilog
 
 log = logging.getLogger("hudi_assets.archive")
 
 
 def add_parser(subparsers) -> None:
-    from hudi_assets.cli.main import add_strict_argument, add_table_arguments
-
     parser = subparsers.add_parser(
         "archive", help="archive old instants of the active timeline (Hudi 0.15 rules)",
         epilog=settings_epilog(ARCHIVE_OPTIONS), formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -43,8 +42,6 @@ def _describe(selection: ArchiveSelection) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli.main import check_settings, open_table
-
     table = open_table(args)
     check_settings(table, args.strict)
     archiver = HoodieTimelineArchiver.for_table(table)

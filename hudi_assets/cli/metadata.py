@@ -17,6 +17,7 @@ import json
 import sys
 from typing import Any
 
+from hudi_assets.cli.main import add_table_arguments, open_table, parse_storage_options
 from hudi_assets.cli.metadata_services import run_services
 from hudi_assets.config_options import METADATA_SERVICES_OPTIONS, settings_epilog
 from hudi_assets.metadata.file_group import DataFile, MetadataFileSlice
@@ -26,8 +27,6 @@ from hudi_assets.metadata_services.services import SERVICES
 
 
 def add_parser(subparsers) -> None:
-    from hudi_assets.cli.main import add_table_arguments
-
     parser = subparsers.add_parser(
         "metadata", help="show a table's metadata table (read-only; table versions 6, 8, 9); compact, clean "
                          "and archive it (table version 6)",
@@ -55,8 +54,6 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli.main import open_table, parse_storage_options
-
     if args.services or args.service:
         return run_services(open_table(args), args)
     metadata = MetadataTable(args.path, parse_storage_options(args.storage_option))

@@ -13,13 +13,12 @@ import argparse
 import json
 from dataclasses import asdict
 
+from hudi_assets.cli.main import add_table_arguments, open_engine, open_table
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.repair import OrphanFileRepair, OrphanFilesResult, parse_duration
 
 
 def add_parser(subparsers) -> None:
-    from hudi_assets.cli.main import add_table_arguments
-
     repair = subparsers.add_parser("repair", help="repair a table's storage")
     kinds = repair.add_subparsers(dest="repair", required=True)
     parser = kinds.add_parser(
@@ -39,8 +38,6 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli.main import open_engine, open_table
-
     table = open_table(args)
     chosen = [flag for flag, on in (("--undo", args.undo), ("--purge-quarantine", args.purge_quarantine),
                                     ("--delete", args.delete)) if on]

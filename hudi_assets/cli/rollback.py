@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import argparse
 
+from hudi_assets.cli.main import add_table_arguments, open_table
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.rollback.rollbacker import Rollbacker
 
 
 def add_parser(subparsers) -> None:
-    from hudi_assets.cli.main import add_table_arguments
-
     parser = subparsers.add_parser(
         "rollback", help="roll back a failed (pending) write: delete its files, remove it from the timeline")
     add_table_arguments(parser, config=True)
@@ -35,8 +34,6 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli.main import open_table
-
     table = open_table(args)
     rollbacker = Rollbacker(table, metadata=MetadataTableSink(table))
     if args.discard_pending:

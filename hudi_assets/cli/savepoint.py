@@ -13,13 +13,12 @@ import argparse
 import json
 from datetime import UTC, datetime
 
+from hudi_assets.cli.main import add_table_arguments, open_table
 from hudi_assets.savepoint import Savepointer, SavepointUsage
 from hudi_assets.savepoint.service import DEFAULT_COMMENT, DEFAULT_USER
 
 
 def add_parser(subparsers) -> None:
-    from hudi_assets.cli.main import add_table_arguments
-
     parser = subparsers.add_parser(
         "savepoint", help="create, list or delete savepoints (versions the cleaner and archiver keep)")
     actions = parser.add_subparsers(dest="action", required=True)
@@ -38,8 +37,6 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hudi_assets.cli.main import open_table
-
     service = Savepointer(open_table(args))
     if args.action == "create":
         savepoint = service.create(args.instant, user=args.user, comment=args.comment)

@@ -188,7 +188,7 @@ class MetadataServices:
         with table_lock(mdt, "clean"):
             clean, plan = clean_decision(cleaner)
             if clean.due and plan is not None:
-                cleaner.request(plan, instant_time=clean.instant)
+                cleaner.request(plan)
             done = cleaner.run_pending()
         result.cleaned += [c.instant for c in done.executed]
         result.files_cleaned += done.files_deleted

@@ -19,6 +19,7 @@ from typing import Any
 from hudi_assets import config_options as opt
 from hudi_assets.archive import HoodieTimelineArchiver
 from hudi_assets.clean import Cleaner
+from hudi_assets.clean.cleaner import METADATA_CLEAN_SUFFIX
 from hudi_assets.clean.plan import CleanerPlan
 from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired, last_heartbeat_ms
@@ -29,7 +30,6 @@ from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from hudi_assets.timeline.instant_time import parse_instant_time
 
-CLEAN_SUFFIX = "002"  # HoodieTableMetadataUtil.OperationSuffix.CLEAN
 INSTANTS_BEFORE_CLEAN = 3  # cleanIfNecessary: completed instants after the last compaction
 
 
@@ -162,7 +162,7 @@ def clean_decision(cleaner: Cleaner) -> tuple[ServiceStatus, CleanerPlan | None]
     timeline = cleaner.table.active_timeline
     completed = timeline.filter_completed()
     latest = completed.filter_actions({DELTA_COMMIT}).last()
-    instant = latest.timestamp + CLEAN_SUFFIX if latest else None
+    instant = latest.timestamp + METADATA_CLEAN_SUFFIX if latest else None
     if pending:
         return ServiceStatus(True, pending[0].instant.timestamp,
                              detail=f"pending clean {pending[0].instant.timestamp} is completed first"), None

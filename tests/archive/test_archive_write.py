@@ -408,3 +408,20 @@ def test_compaction_plan_copies_in_aux_go_with_their_archived_instants(tmp_path)
     left = sorted(str(p.relative_to(aux)) for p in aux.rglob("*") if p.is_file())
     assert left == sorted([*kept, f"hudi-assets/discarded/{ts(1)}.clean.requested",
                            f".bootstrap/{ts(1)}.clean.requested"])
+
+
+def test_an_archive_run_lists_the_timeline_once_before_it_selects(tmp_path, monkeypatch):
+    """A run on a table just opened reads `.hoodie/` once to refuse and select (the future-instant
+    refusal reads the timeline the selection is made from), once more before removing the `.aux`
+    copies."""
+    table = TableBuilder(tmp_path).archivable().table()
+    listed: list[str] = []
+    listing = table.storage.list
+
+    def recording(folder, *args, **kwargs):
+        listed.append(folder)
+        return listing(folder, *args, **kwargs)
+
+    monkeypatch.setattr(table.storage, "list", recording)
+    assert HoodieTimelineArchiver(table, SMALL).archive().records_written > 0
+    assert listed.count(".hoodie") == 2

@@ -13,6 +13,7 @@ from support.builders import TableBuilder, base_file, log_file
 from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.cli import main
 from hudi_assets.config import WriteConfig
+from hudi_assets.demo import generate_table
 from hudi_assets.metadata import MetadataTable
 from hudi_assets.metadata.clean_records import indexed_columns
 from hudi_assets.metadata.initializer import initialize_from_filesystem
@@ -20,6 +21,7 @@ from hudi_assets.metadata.keys import bloom_filter_key
 from hudi_assets.metadata.payloads import ColumnRange, bloom_filter_record, column_stats_record, wrap
 from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.rollback import Rollbacker
+from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import write_table_config
 from hudi_assets.timeline.instant import State
@@ -265,3 +267,17 @@ def test_pending_metadata_compaction_is_refused_before_any_delete_and_in_the_dry
         way_out = f"`hudi-assets metadata {tmp_path} --compact`"
         assert (way_out in err) == (action == "compaction"), err
         assert _snapshot(tmp_path) == before
+
+
+def test_a_metadata_table_is_cleaned_at_its_writers_instant_time(tmp_path):
+    """A clean of a metadata table is requested at its latest deltacommit's time + `002`, as its
+    writer cleans (`HoodieTableMetadataUtil.createCleanTimestamp`), whoever asks: not at a new
+    instant time as on a data table."""
+    data = generate_table(Storage(str(tmp_path / "t")), "MERGE_ON_READ", commits=12, bloom_entries=100,
+                          seed=3, metadata_table=True, pending_compaction=False, failed_write=False)
+    mdt = HoodieTable(f"{data.base_path}/.hoodie/metadata")
+    assert mdt.is_metadata_table and not HoodieTable(data.base_path).is_metadata_table
+    latest = mdt.active_timeline.filter_completed().filter_actions({"deltacommit"}).last()
+    result = Cleaner(mdt, _config(mdt, **{"hoodie.cleaner.commits.retained": "2"})).clean()
+    assert result.scheduled == f"{latest.timestamp}002" and result.files_deleted > 0
+    assert list(result.completed) == [result.scheduled]

@@ -7,7 +7,7 @@ import pickle
 from datetime import UTC, datetime
 
 import pytest
-from support.builders import base_file, log_file, ts
+from support.builders import TableBuilder, base_file, log_file, ts
 
 from hudi_assets.clean import CleanConfig, Cleaner, CleanPlanner
 from hudi_assets.clean.plan import CleanFileInfo
@@ -250,14 +250,14 @@ def test_empty_last_clean_forces_full_and_is_deleted(builder):
     assert instant is not None and instant > ts(5)
 
 
-def test_a_plan_is_requested_at_the_instant_time_asked_for(builder):
+def test_a_metadata_tables_plan_is_requested_at_its_writers_instant_time(tmp_path):
     """The metadata table's writer cleans at its latest deltacommit + `002`, not at a new time."""
-    b = builder()
+    b = TableBuilder(tmp_path / "t" / ".hoodie" / "metadata", "MERGE_ON_READ")
     names = _cow_versions(b, 5)
     table = b.table()
     cleaner = Cleaner(table, _config({"hoodie.cleaner.commits.retained": "2"}))
     at = ts(4) + "002"
-    assert cleaner.request(cleaner.plan(), instant_time=at) == at
+    assert cleaner.request(cleaner.plan()) == at
     assert table.storage.exists(f".hoodie/{at}.clean.requested")
     assert _files(cleaner.pending()[0].plan) == set(names[:2])
 

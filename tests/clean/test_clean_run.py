@@ -194,6 +194,38 @@ def test_pending_cleans_finished_in_order_and_empty_state_file_removed(tmp_path)
     assert result.files_deleted == plan.total_files
 
 
+
+def _count_timeline_reads(table: HoodieTable) -> list[int]:
+    """Counts `table.reload_timeline()` calls (each one a listing of `.hoodie/`); the reload still runs."""
+    reads = []
+    reload = table.reload_timeline
+
+    def counted():
+        reads.append(1)
+        return reload()
+
+    table.reload_timeline = counted
+    return reads
+
+
+@pytest.mark.parametrize("scheduled", [True, False])
+def test_one_clean_reads_the_timeline_once_per_step(tmp_path, scheduled):
+    """A clean reads the timeline for the pending cleans; when it schedules, for the new instant time
+    and for the pending cleans again; before its deletes (a newer commit must not name a planned file)
+    and after executing. Validating the pending cleans it has just read does not read it again."""
+    path = tmp_path / "t"
+    _demo(path)
+    table = HoodieTable(str(path))
+    config = _config(table, **{"hoodie.cleaner.commits.retained": "3"})
+    if not scheduled:
+        cleaner = Cleaner(table, config)
+        cleaner.request(cleaner.plan())
+    reads = _count_timeline_reads(table)
+    result = Cleaner(table, config).clean()
+    assert (result.scheduled is not None) == scheduled and len(result.executed) == 1
+    assert len(reads) == (5 if scheduled else 3)
+
+
 # ------------------------------------------------------------------------------------ crashes
 @pytest.mark.parametrize("point", ["CLEAN_INFLIGHT", "CLEAN_DELETES:1", "CLEAN_DELETES:5", "CLEAN_PARTITIONS",
                                    "CLEAN_COMPLETE"])
