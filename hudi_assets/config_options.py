@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hudi_assets.config import BoolOption, ConfigOption, EnumOption, IntOption, StrOption, WriteConfig
+from hudi_assets.config import (
+    BoolOption,
+    ConfigOption,
+    DurationOption,
+    EnumOption,
+    IntOption,
+    StrOption,
+    WriteConfig,
+)
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.findings import Finding, Severity, raise_if_refused
 
@@ -96,6 +104,12 @@ CLEAN_DELETE_BATCH = IntOption(
 CLEAN_PROGRESS_INTERVAL_MS = IntOption(
     key="hoodie.assets.clean.progress.interval.ms", default=5000, minimum=0,
     doc="milliseconds between two progress reports of a clean's deletes (the first and last always come)")
+# Outside `hoodie.` on purpose: Hudi has no such guard, and a Java writer must never read it as its own.
+CLEANER_READER_WINDOW = DurationOption(
+    key="hudi_assets.cleaner.reader.window", default=0,
+    doc="keep a file version that stopped being the latest (its superseding commit completed) less than "
+        "this long ago, as Delta's retention-duration check; pending plans that would delete one are "
+        "refused; 0: off, as in Hudi")
 METADATA_ENABLE = BoolOption(
     key="hoodie.metadata.enable", default=True,
     doc="list partitions and files from the metadata table when the table has one (else from storage)")
@@ -148,7 +162,7 @@ CLEAN_OPTIONS: tuple[ConfigOption, ...] = (
     CLEAN_TRIGGER_STRATEGY, CLEAN_MAX_COMMITS, CLEANER_INCREMENTAL_MODE, FAILED_WRITES_CLEANER_POLICY,
     WRITE_CONCURRENCY_MODE, CLEANER_PARALLELISM, ALLOW_MULTIPLE_CLEANS, CLEANER_BOOTSTRAP_BASE_FILE,
     METADATA_ENABLE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, METADATA_COLUMN_STATS_COLUMNS, CLEAN_DELETE_BATCH,
-    CLEAN_PROGRESS_INTERVAL_MS)
+    CLEAN_PROGRESS_INTERVAL_MS, CLEANER_READER_WINDOW)
 # The archiver also reads the cleaner's retention settings (its keep.min follows the cleaner).
 ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
     KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, COMMITS_ARCHIVAL_BATCH, ARCHIVE_BEYOND_SAVEPOINT,

@@ -6,6 +6,7 @@ import argparse
 import itertools
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from hudi_assets.cli.main import (
     add_strict_argument,
@@ -18,6 +19,9 @@ from hudi_assets.config_options import CLEAN_OPTIONS, settings_epilog
 from hudi_assets.engine import gc_paused
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.listener import QUIET, Listener
+
+if TYPE_CHECKING:
+    from hudi_assets.clean.reader_window import HeldBack
 
 _JSON_STRING = json.encoder.encode_basestring_ascii  # a str as a JSON string literal, as json.dumps
 # The ASCII characters json.dumps writes as they are (printable, neither quote nor backslash).
@@ -52,7 +56,8 @@ def _print_violations(report) -> None:
         print(f"refused {violation.plan_file}: {violation.path}: {violation.problem}")
 
 
-def _print_plan(plan, sizes: dict[str, list[int]], pending: list[str], list_files: bool) -> None:
+def _print_plan(plan, sizes: dict[str, list[int]], pending: list[str], list_files: bool,
+                held: HeldBack) -> None:
     ectr = plan.earliest_instant_to_retain
     print(f"policy: {plan.policy}")
     print(f"earliest commit to retain: {f'{ectr.timestamp} ({ectr.action})' if ectr else 'none'}")
@@ -67,6 +72,8 @@ def _print_plan(plan, sizes: dict[str, list[int]], pending: list[str], list_file
                 print(f"  {info.file_path.rpartition('/')[2]}  {size}")
     for partition in plan.partitions_to_delete:
         print(f"partition to delete: {partition}")
+    if held.files:
+        print(held.describe())
     total_bytes = sum(sum(s) for s in sizes.values())
     print(f"dry run: {plan.total_files} files, {total_bytes} bytes would be deleted "
           f"in {len(plan.file_paths_to_delete)} partitions; nothing written")
@@ -83,7 +90,7 @@ def _json_entries(paths: list[str], sizes: list[int]) -> str:
     return ", ".join(map('{{"path": {}, "size": {}}}'.format, map(_JSON_STRING, paths), sizes))
 
 
-def _write_plan_json(plan, sizes: dict[str, list[int]], pending: list[str]) -> None:
+def _write_plan_json(plan, sizes: dict[str, list[int]], pending: list[str], held: HeldBack) -> None:
     """One JSON object, written a partition at a time (a plan can list millions of files)."""
     ectr = plan.earliest_instant_to_retain
     head = {"policy": plan.policy, "ectr": ectr.timestamp if ectr else None,
@@ -98,7 +105,8 @@ def _write_plan_json(plan, sizes: dict[str, list[int]], pending: list[str]) -> N
                   f'"bytes": {sum(sizes[partition])}, "files": [{entries}]}}')
     tail = {"partitions_to_delete": plan.partitions_to_delete,
             "totals": {"files": plan.total_files, "bytes": sum(sum(s) for s in sizes.values()),
-                       "partitions": len(plan.file_paths_to_delete)}}
+                       "partitions": len(plan.file_paths_to_delete)},
+            "held_back_by_reader_window": held.as_json()}
     out.write("], " + json.dumps(tail)[1:] + "\n")
 
 
@@ -141,10 +149,11 @@ def run(args: argparse.Namespace) -> int:
             plan = cleaner.plan(with_sizes=True)
             sizes = cleaner.file_sizes(plan)
             instants = [p.instant.timestamp for p in pending]
+            held = cleaner.planner.held_back
             if args.json:
-                _write_plan_json(plan, sizes, instants)
+                _write_plan_json(plan, sizes, instants, held)
             else:
-                _print_plan(plan, sizes, instants, args.list_files)
+                _print_plan(plan, sizes, instants, args.list_files, held)
             del plan, sizes, cleaner
         return 0
 
