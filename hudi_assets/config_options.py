@@ -248,6 +248,45 @@ def settings_epilog(options: Iterable[ConfigOption]) -> str:
                       *(option.help() for option in options)])
 
 
+# ------------------------------------------------------------------------------ metrics
+# Hudi 0.15's HoodieMetricsConfig and HoodieMetricsPrometheusConfig (keys, defaults); the JVM reporters
+# (GRAPHITE, JMX, DATADOG, ...) are the writer's: hudi-assets reports to a Prometheus push gateway or a
+# node_exporter textfile (`hudi_assets.metrics`).
+METRICS_REPORTER_TYPES = ("GRAPHITE", "INMEMORY", "JMX", "DATADOG", "CONSOLE", "PROMETHEUS_PUSHGATEWAY",
+                          "PROMETHEUS", "CLOUDWATCH", "M3")
+METRICS_ON = BoolOption(key="hoodie.metrics.on", default=False,
+                        doc="report each table service's metrics under HoodieMetrics' names")
+METRICS_REPORTER_TYPE = EnumOption(
+    key="hoodie.metrics.reporter.type", default="GRAPHITE", choices=METRICS_REPORTER_TYPES,
+    doc="where metrics go; hudi-assets pushes for PROMETHEUS_PUSHGATEWAY (any type: the textfile, if set)")
+
+
+def infer_metrics_prefix(config: WriteConfig) -> str | None:
+    return config.get(TABLE_NAME) or None
+
+
+METRICS_REPORTER_PREFIX = StrOption(
+    key="hoodie.metrics.reporter.metricsname.prefix", default="", infer=infer_metrics_prefix,
+    doc="first part of every metric name (dots become '_'); unset, the table name")
+PUSHGATEWAY_HOST = StrOption(key="hoodie.metrics.pushgateway.host", default="localhost",
+                             doc="the Prometheus push gateway's host")
+PUSHGATEWAY_PORT = IntOption(key="hoodie.metrics.pushgateway.port", default=9091, minimum=1,
+                             doc="the push gateway's port (443: https)")
+PUSHGATEWAY_JOB_NAME = StrOption(key="hoodie.metrics.pushgateway.job.name", default="",
+                                 doc="the job the metrics are pushed under")
+PUSHGATEWAY_RANDOM_JOB_NAME_SUFFIX = BoolOption(
+    key="hoodie.metrics.pushgateway.random.job.name.suffix", default=True,
+    doc="append a random number to the job name, as Hudi does (each run then pushes a group of its own)")
+PUSHGATEWAY_LABELS = StrOption(key="hoodie.metrics.pushgateway.report.labels", default="",
+                               doc="grouping labels of the push, as key:value pairs separated by commas")
+METRICS_TEXTFILE = StrOption(
+    key="hoodie.assets.metrics.prometheus.textfile", default="",
+    doc="a *.prom file for node_exporter's textfile collector, rewritten atomically after each run with "
+        "the metrics it reported (other metrics in the file are kept)")
+METRICS_OPTIONS: tuple[ConfigOption, ...] = (
+    METRICS_ON, METRICS_REPORTER_TYPE, METRICS_REPORTER_PREFIX, PUSHGATEWAY_HOST, PUSHGATEWAY_PORT,
+    PUSHGATEWAY_JOB_NAME, PUSHGATEWAY_RANDOM_JOB_NAME_SUFFIX, PUSHGATEWAY_LABELS, METRICS_TEXTFILE)
+
 # ---------------------------------------------- locks, heartbeats, rollback (shared with the writers)
 TABLE_NAME = StrOption(key="hoodie.table.name", default="", doc="the table's name (hoodie.properties)")
 LOCK_PROVIDER = StrOption(

@@ -37,6 +37,7 @@ from hudi_assets.heartbeat import HeartbeatConfig
 from hudi_assets.listener import QUIET, Listener
 from hudi_assets.metadata.clean_records import refuse_unknown_partitions
 from hudi_assets.metadata.rollback_records import MetadataTableSink
+from hudi_assets.metrics.reporter import with_metrics
 from hudi_assets.rollback import Rollbacker, failed_writes, pending_rollbacks
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
@@ -95,7 +96,7 @@ class Cleaner:
         self.config = config
         self.engine = engine or LocalEngine()
         self.clock = clock
-        self.listener = listener
+        self.listener = with_metrics(table, listener)  # reports HoodieMetrics' metrics when on
         self._planned: tuple[CleanerPlan, CleanPlanner] | None = None  # the last plan and its planner
         self._metadata_table: HoodieTable | None = None  # opened once, by the refusal check
 

@@ -15,7 +15,7 @@ from hudi_assets.cli.main import (
     open_engine,
     open_table,
 )
-from hudi_assets.config_options import CLEAN_OPTIONS, settings_epilog
+from hudi_assets.config_options import CLEAN_OPTIONS, METRICS_OPTIONS, settings_epilog
 from hudi_assets.engine import gc_paused
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.listener import QUIET, Listener
@@ -32,7 +32,8 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "clean", help="clean old file versions as Hudi 0.15's cleaner does",
         description="Finish pending cleans, plan a new clean with Hudi's policy settings and run it.",
-        epilog=settings_epilog(CLEAN_OPTIONS), formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=settings_epilog((*CLEAN_OPTIONS, *METRICS_OPTIONS)),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_table_arguments(parser, config=True, engine=True)
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan's summary (policy, ECTR, files and bytes per partition) "
