@@ -125,6 +125,9 @@ def clean_plan(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
         **instant_metadata("earliest_commit_to_retain", ectr, zone),
         "partitions_to_delete": len(plan.partitions_to_delete) if plan else 0,
         **_plan_metadata(frame),
+        # hudi_assets.cleaner.reader.window: versions superseded too recently, left out of a new plan
+        "held_back_by_reader_window": (cleaner.planner.held_back.describe() if source == "planned"
+                                       and cleaner.planner.held_back.files else ""),
     })
 
 
