@@ -16,11 +16,15 @@ from support.builders import TableBuilder, base_file, ts
 
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
 from hudi_assets.clean import Cleaner
+from hudi_assets.demo import generate_table
+from hudi_assets.metadata import MetadataTable
 from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.metadata.rollback_records import MetadataTableSink
+from hudi_assets.metadata_services.services import MetadataServices
 from hudi_assets.metrics import exported_name, metrics_name
 from hudi_assets.metrics.prometheus import PrometheusReporter, help_text
 from hudi_assets.rollback import Rollbacker
+from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import State
@@ -168,3 +172,24 @@ def test_archive_rollback_and_the_metadata_tables_deltacommits_report_too(tmp_pa
     assert gauges["m_rollback_numFilesDeleted"] == rolled.executed[0].files_deleted == 1
     assert gauges["m_metadata_deltacommit_totalPartitionsWritten"] >= 1
     assert gauges["m_metadata_deltacommit_commitTime"] > 0
+
+
+def test_the_metadata_tables_clean_and_compaction_report_under_the_metadata_prefix(tmp_path):
+    base = generate_table(Storage(str(tmp_path / "t")), "MERGE_ON_READ", commits=30, bloom_entries=100,
+                          seed=3, metadata_table=True, pending_compaction=False, failed_write=False).base_path
+    prom = tmp_path / "hudi.prom"
+    data = HoodieTable(base, hoodie_conf={"hoodie.metrics.on": "true",
+                                          "hoodie.metadata.compact.max.delta.commits": 3,
+                                          "hoodie.assets.metrics.prometheus.textfile": str(prom)})
+    cleaned = MetadataServices(data).run(("clean",), no_active_writer=True)
+    outcome = MetadataServices(data).run(("compaction",), no_active_writer=True)
+    assert cleaned.files_cleaned > 0 and len(outcome.compacted) == 1
+    mdt = MetadataTable(base)
+    compaction = metadata.commit_metadata(mdt.timeline, mdt.timeline.get(outcome.compacted[0], "commit"))
+    gauges = _gauges(prom.read_text())
+    assert gauges["demo_metadata_compaction_totalLogFilesCompacted"] == \
+        sum(s.fields["totalLogFilesCompacted"] for s in compaction.write_stats) > 0
+    assert gauges["demo_metadata_compaction_totalFilesUpdate"] + \
+        gauges["demo_metadata_compaction_totalFilesInsert"] == len(compaction.write_stats)
+    assert "demo_metadata_compaction_duration" in gauges
+    assert gauges["demo_metadata_clean_numFilesDeleted"] == cleaned.files_cleaned

@@ -128,3 +128,25 @@ def test_on_table_versions_8_and_9_the_completion_time_counts_not_the_file_time(
     window = ReaderWindow.of(HoodieTable(storage), 2 * HOUR, datetime.now(UTC))
     assert window.held_until(ts(1)) == pytest.approx(completed.timestamp() + 2 * HOUR, abs=0.01)
     assert ReaderWindow.of(HoodieTable(storage), HOUR // 2, datetime.now(UTC)).held_until(ts(1)) is None
+
+
+def test_replaced_file_groups_wait_for_the_window_from_their_replace_commit(tmp_path):
+    """An insert_overwrite an hour ago replaced group `a` of p1 and all of p2: under a 2 h window none of
+    their files goes and p2 stays; under 30 min both go and p2 is deleted."""
+    b = TableBuilder(tmp_path / "t")
+    b.commit(ts(0), {"p1": [base_file("a", ts(0))], "p2": [base_file("x", ts(0))]})
+    b.commit(ts(1), {"p1": [base_file("c", ts(1))]}, replaced={"p1": ["a"], "p2": ["x"]})
+    hour_ago = time.time() - HOUR
+    os.utime(b.root / ".hoodie" / f"{ts(1)}.replacecommit", (hour_ago, hour_ago))
+
+    held = _cleaner(b, "2h").dry_run()
+    assert _planned(held) == [] and held.plan.partitions_to_delete == []
+    assert held.held_back.files == 2
+
+    free = _cleaner(b, "30m").dry_run()
+    assert _planned(free) == [base_file("a", ts(0)), base_file("x", ts(0))]
+    assert free.plan.partitions_to_delete == ["p2"]
+    pending_clean(HoodieTable(str(b.root)), free.plan)
+    with pytest.raises(UnsafePlanError, match="reader window"):
+        _cleaner(b, "2h").clean()
+    assert (b.root / "p2" / base_file("x", ts(0))).exists()
