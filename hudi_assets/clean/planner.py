@@ -313,6 +313,11 @@ class CleanPlanner:
         found: dict[str, None] = {}
         for instant in self.commit_timeline.between(previous_ectr, ectr.timestamp):
             found.update(dict.fromkeys(self._partitions_of(instant)))
+        if self.window is not None:  # versions the window held back at the last clean, looked at again
+            recent = set(self.window.superseding_since(clean.get("startCleanTime") or ""))
+            for instant in self.timeline.commits_and_compaction_timeline().filter_completed():
+                if instant.timestamp in recent:
+                    found.update(dict.fromkeys(self._partitions_of(instant)))
         if not self.table.config.is_partitioned:
             return list(found)
         extra = clean.get("extraMetadata") or {}

@@ -32,6 +32,7 @@ class ReaderWindow:
     now: float  # epoch seconds
     completed_at: Mapping[str, float]  # completed commit (requested time) -> completion, epoch seconds
     first_active: str  # commits before it are archived: they completed before any active one
+    utc: bool  # the timeline's instant times are UTC (else local time)
 
     @classmethod
     def of(cls, table: HoodieTable, seconds: int, now: datetime) -> ReaderWindow | None:
@@ -47,12 +48,11 @@ class ReaderWindow:
             completion = timeline.completion_times.get(instant.timestamp)
             moment = parse_instant_time(completion) if completion else None
             if moment is not None:
-                completed_at[instant.timestamp] = (moment.replace(tzinfo=UTC) if utc else moment.astimezone()
-                                                   ).timestamp()
+                completed_at[instant.timestamp] = _epoch(moment, utc)
             else:  # table version 6: the completed state file's modification time
                 status = timeline.state_files.get(instant.with_state(State.COMPLETED))
                 completed_at[instant.timestamp] = status.mtime_ms / 1000 if status else math.inf
-        return cls(seconds, now.timestamp(), completed_at, first.timestamp if first else "")
+        return cls(seconds, now.timestamp(), completed_at, first.timestamp if first else "", utc)
 
     def held_until(self, superseded_by: str | None) -> float | None:
         """Epoch seconds until which a version superseded by the commit `superseded_by` (None: by none,
@@ -65,6 +65,16 @@ class ReaderWindow:
             return None if superseded_by < self.first_active else math.inf
         until = completed + self.seconds
         return until if until > self.now else None
+
+    def superseding_since(self, instant_time: str) -> list[str]:
+        """The commits that completed later than the window before `instant_time`: those whose
+        superseded versions a clean planned then may have held back, so an incremental plan (which
+        scans only the partitions of newer commits) looks at their partitions again."""
+        moment = parse_instant_time(instant_time)
+        if moment is None:
+            return list(self.completed_at)
+        since = _epoch(moment, self.utc) - self.seconds
+        return [commit for commit, completed in self.completed_at.items() if completed >= since]
 
     def split(self, slices: list[FileSlice], doomed: list[FileSlice], replaced_at: str | None = None
               ) -> tuple[list[FileSlice], HeldBack]:
@@ -116,6 +126,11 @@ class HeldBack:
     def describe(self) -> str:
         until = "a superseding commit completes" if math.isinf(self.until) else format_epoch(self.until)
         return f"{self.files} file(s) held back by the reader window, the last until {until}"
+
+
+def _epoch(moment: datetime, utc: bool) -> float:
+    """A timeline time (naive, in the timeline's zone) as epoch seconds."""
+    return (moment.replace(tzinfo=UTC) if utc else moment.astimezone()).timestamp()
 
 
 def format_seconds(seconds: int) -> str:
