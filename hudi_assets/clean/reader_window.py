@@ -6,8 +6,9 @@ being the latest (apache/hudi #8584: KEEP_LATEST_BY_HOURS deleted a file a 2.5-h
 A version stops being the latest when the commit that supersedes it completes: the next committed slice
 of its file group, or the replace commit of a replaced group. Its completion time is the timeline's on
 table versions 8 and 9; version 6 records none, so the completed state file's modification time stands
-in. A version superseded less than the window ago is kept: left out of a new plan (`ReaderWindow.held`,
-counted for the dry run) and refused in a pending one (`clean.validation`).
+in. A version superseded less than the window ago is kept: left out of a new plan (`ReaderWindow.split`,
+counted in `HeldBack` for the dry run) and refused in a pending one (`ReaderWindow.why`, in
+`clean.validation`).
 """
 
 from __future__ import annotations
@@ -134,6 +135,7 @@ def _epoch(moment: datetime, utc: bool) -> float:
 
 
 def format_seconds(seconds: int) -> str:
+    """7200 -> `2h`: the window as it is set."""
     for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
         if seconds % size == 0:
             return f"{seconds // size}{unit}"
@@ -141,4 +143,5 @@ def format_seconds(seconds: int) -> str:
 
 
 def format_epoch(epoch: float) -> str:
+    """Epoch seconds as a UTC time a person reads."""
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
