@@ -165,4 +165,6 @@ def run(args: argparse.Namespace) -> int:
         cleans = ", ".join(result.completed)
         print(f"cleaned {table.config.name}: {result.files_deleted} files deleted, "
               f"{result.partitions_deleted} partitions deleted, clean instant(s) {cleans}")
+    if result.held_back.files:
+        print(result.held_back.describe())
     return 0

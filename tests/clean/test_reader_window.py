@@ -106,6 +106,9 @@ def test_the_dry_run_says_how_many_and_until_when(tmp_path, capsys):
     assert main([*args, "--json"]) == 0
     held = json.loads(capsys.readouterr().out)["held_back_by_reader_window"]
     assert held["files"] == 1 and held["until"].startswith(until.replace(" ", "T"))
+    assert main([a for a in args if a != "--dry-run"]) == 0  # the clean itself says so too
+    out = capsys.readouterr().out
+    assert "1 files deleted" in out and "1 file(s) held back by the reader window" in out
 
 
 def test_a_window_that_is_not_a_duration_is_refused(tmp_path):
