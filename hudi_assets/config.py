@@ -133,6 +133,27 @@ class EnumOption(ConfigOption[str]):
         return upper
 
 
+_DURATION = re.compile(r"(\d+)([smhdw])")
+_SECONDS_PER_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+@dataclass(frozen=True, kw_only=True)
+class DurationOption(ConfigOption[int]):
+    """A duration such as `2h`, `90m`, `7d` (units s, m, h, d, w), read as whole seconds; `0` is none."""
+
+    def kind(self) -> str:
+        return "a duration: a number and a unit (s, m, h, d, w) such as 2h, or 0"
+
+    def parse(self, text: str) -> int:
+        text = text.strip()
+        if text == "0":
+            return 0
+        match = _DURATION.fullmatch(text)
+        if match is None:
+            raise ValueError(self.kind())
+        return int(match[1]) * _SECONDS_PER_UNIT[match[2]]
+
+
 @dataclass(frozen=True, kw_only=True)
 class StrOption(ConfigOption[str]):
     """Free text (a path, a URL, a class name), taken as written but for surrounding blanks."""

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hudi_assets.config import BoolOption, ConfigOption, EnumOption, IntOption, StrOption, WriteConfig
+from hudi_assets.config import (
+    BoolOption,
+    ConfigOption,
+    DurationOption,
+    EnumOption,
+    IntOption,
+    StrOption,
+    WriteConfig,
+)
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.findings import Finding, Severity, raise_if_refused
 
@@ -96,6 +104,12 @@ CLEAN_DELETE_BATCH = IntOption(
 CLEAN_PROGRESS_INTERVAL_MS = IntOption(
     key="hoodie.assets.clean.progress.interval.ms", default=5000, minimum=0,
     doc="milliseconds between two progress reports of a clean's deletes (the first and last always come)")
+# Outside `hoodie.` on purpose: Hudi has no such guard, and a Java writer must never read it as its own.
+CLEANER_READER_WINDOW = DurationOption(
+    key="hudi_assets.cleaner.reader.window", default=0,
+    doc="keep a file version that stopped being the latest (its superseding commit completed) less than "
+        "this long ago, as Delta's retention-duration check; pending plans that would delete one are "
+        "refused; 0: off, as in Hudi")
 METADATA_ENABLE = BoolOption(
     key="hoodie.metadata.enable", default=True,
     doc="list partitions and files from the metadata table when the table has one (else from storage)")
@@ -148,7 +162,7 @@ CLEAN_OPTIONS: tuple[ConfigOption, ...] = (
     CLEAN_TRIGGER_STRATEGY, CLEAN_MAX_COMMITS, CLEANER_INCREMENTAL_MODE, FAILED_WRITES_CLEANER_POLICY,
     WRITE_CONCURRENCY_MODE, CLEANER_PARALLELISM, ALLOW_MULTIPLE_CLEANS, CLEANER_BOOTSTRAP_BASE_FILE,
     METADATA_ENABLE, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, METADATA_COLUMN_STATS_COLUMNS, CLEAN_DELETE_BATCH,
-    CLEAN_PROGRESS_INTERVAL_MS)
+    CLEAN_PROGRESS_INTERVAL_MS, CLEANER_READER_WINDOW)
 # The archiver also reads the cleaner's retention settings (its keep.min follows the cleaner).
 ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
     KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, COMMITS_ARCHIVAL_BATCH, ARCHIVE_BEYOND_SAVEPOINT,
@@ -233,6 +247,45 @@ def settings_epilog(options: Iterable[ConfigOption]) -> str:
     return "\n".join(["settings read, with defaults (hoodie.properties < --props FILE < --hoodie-conf):",
                       *(option.help() for option in options)])
 
+
+# ------------------------------------------------------------------------------ metrics
+# Hudi 0.15's HoodieMetricsConfig and HoodieMetricsPrometheusConfig (keys, defaults); the JVM reporters
+# (GRAPHITE, JMX, DATADOG, ...) are the writer's: hudi-assets reports to a Prometheus push gateway or a
+# node_exporter textfile (`hudi_assets.metrics`).
+METRICS_REPORTER_TYPES = ("GRAPHITE", "INMEMORY", "JMX", "DATADOG", "CONSOLE", "PROMETHEUS_PUSHGATEWAY",
+                          "PROMETHEUS", "CLOUDWATCH", "M3")
+METRICS_ON = BoolOption(key="hoodie.metrics.on", default=False,
+                        doc="report each table service's metrics under HoodieMetrics' names")
+METRICS_REPORTER_TYPE = EnumOption(
+    key="hoodie.metrics.reporter.type", default="GRAPHITE", choices=METRICS_REPORTER_TYPES,
+    doc="where metrics go; hudi-assets pushes for PROMETHEUS_PUSHGATEWAY (any type: the textfile, if set)")
+
+
+def infer_metrics_prefix(config: WriteConfig) -> str | None:
+    return config.get(TABLE_NAME) or None
+
+
+METRICS_REPORTER_PREFIX = StrOption(
+    key="hoodie.metrics.reporter.metricsname.prefix", default="", infer=infer_metrics_prefix,
+    doc="first part of every metric name (dots become '_'); unset, the table name")
+PUSHGATEWAY_HOST = StrOption(key="hoodie.metrics.pushgateway.host", default="localhost",
+                             doc="the Prometheus push gateway's host")
+PUSHGATEWAY_PORT = IntOption(key="hoodie.metrics.pushgateway.port", default=9091, minimum=1,
+                             doc="the push gateway's port (443: https)")
+PUSHGATEWAY_JOB_NAME = StrOption(key="hoodie.metrics.pushgateway.job.name", default="",
+                                 doc="the job the metrics are pushed under")
+PUSHGATEWAY_RANDOM_JOB_NAME_SUFFIX = BoolOption(
+    key="hoodie.metrics.pushgateway.random.job.name.suffix", default=True,
+    doc="append a random number to the job name, as Hudi does (each run then pushes a group of its own)")
+PUSHGATEWAY_LABELS = StrOption(key="hoodie.metrics.pushgateway.report.labels", default="",
+                               doc="grouping labels of the push, as key:value pairs separated by commas")
+METRICS_TEXTFILE = StrOption(
+    key="hoodie.assets.metrics.prometheus.textfile", default="",
+    doc="a *.prom file for node_exporter's textfile collector, rewritten atomically after each run with "
+        "the metrics it reported (other metrics in the file are kept)")
+METRICS_OPTIONS: tuple[ConfigOption, ...] = (
+    METRICS_ON, METRICS_REPORTER_TYPE, METRICS_REPORTER_PREFIX, PUSHGATEWAY_HOST, PUSHGATEWAY_PORT,
+    PUSHGATEWAY_JOB_NAME, PUSHGATEWAY_RANDOM_JOB_NAME_SUFFIX, PUSHGATEWAY_LABELS, METRICS_TEXTFILE)
 
 # ---------------------------------------------- locks, heartbeats, rollback (shared with the writers)
 TABLE_NAME = StrOption(key="hoodie.table.name", default="", doc="the table's name (hoodie.properties)")

@@ -3,14 +3,20 @@
 The services (`Cleaner`, `Rollbacker`, `HoodieTimelineArchiver`, the metadata table writer and its
 `MetadataServices`) call
 `reached(step, count)` at each `Step` of their runs, so a test can inject a fault (a crash, a pause)
-there, and `progress(done, total)` while a clean deletes, so a face can show how far it got.
+there, `progress(done, total)` while a clean deletes, so a face can show how far it got, and
+`finished(run)` when a clean, rollback, archive, metadata compaction or metadata deltacommit completed,
+with what Hudi's write client hands to `HoodieMetrics` then (`hudi_assets.metrics` reports it).
 Production passes none (`QUIET`); nothing a listener does changes what a service decides.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from hudi_assets.timeline.commit_metadata import CommitMetadata
 
 
 class Step(Enum):
@@ -55,6 +61,19 @@ class Step(Enum):
     ORPHANS_PURGED = "quarantined files of a run deleted"  # its folder not yet removed
 
 
+@dataclass(frozen=True, slots=True)
+class ServiceRun:
+    """What one completed run did, in the service's words; `hudi_assets.metrics` names it as Hudi does."""
+
+    action: str  # Hudi's action: clean, rollback, archive, compaction, deltacommit
+    instant: str | None  # the instant it completed (None: archive)
+    duration_ms: int
+    metadata_table: bool = False  # the run was on a metadata table
+    files_deleted: int | None = None  # clean, rollback: the metadata's totalFilesDeleted
+    instants_archived: int | None = None  # archive
+    commit: CommitMetadata | None = None  # compaction, deltacommit: the commit metadata written
+
+
 class Listener(Protocol):
     """Hears a service's steps and a clean's progress; subclass it and override what you need."""
 
@@ -64,6 +83,9 @@ class Listener(Protocol):
     def progress(self, done: int, total: int) -> None:
         """`done` of `total` planned files are deleted: at the first and the last round of a clean's
         deletes, and every `hoodie.assets.clean.progress.interval.ms` between."""
+
+    def finished(self, run: ServiceRun) -> None:
+        """A service's run completed (its completed state file is written)."""
 
 
 class _Quiet(Listener):

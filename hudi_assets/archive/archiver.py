@@ -27,11 +27,12 @@ from hudi_assets.archive.merge import (
 from hudi_assets.archive.selection import ArchiveSelection, select_instants_to_archive
 from hudi_assets.avro import java_schema_json
 from hudi_assets.exceptions import ArchiveMergeError, CorruptFileError, HudiAssetsError
-from hudi_assets.listener import QUIET, Listener, Step
+from hudi_assets.listener import QUIET, Listener, ServiceRun, Step
 from hudi_assets.logformat.archived import archive_file_name, archive_file_of_encoded
 from hudi_assets.logformat.avro_block import decode_avro_data_block, encode_avro_record
 from hudi_assets.logformat.block import BlockType
 from hudi_assets.logformat.reader import read_blocks
+from hudi_assets.metrics.reporter import with_metrics
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.archived import ARCHIVED_META_ENTRY, ArchivedTimeline
@@ -41,6 +42,7 @@ from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline
 from hudi_assets.transaction import HeldLock, table_lock
 
 log = logging.getLogger(__name__)
+ARCHIVE = "archive"  # the action HoodieMetrics reports an archive run under
 TEMP_FOLDER = f"{METAFOLDER}/.temp"
 AUX_FOLDER = f"{METAFOLDER}/.aux"
 
@@ -77,7 +79,7 @@ class HoodieTimelineArchiver:
 
     def __init__(self, table: HoodieTable, config: ArchiveConfig, listener: Listener = QUIET):
         self.table = table
-        self.listener = listener
+        self.listener = with_metrics(table, listener)  # reports HoodieMetrics' metrics when on
         self.config = config
         self.storage = table.storage
         self.archived = ArchivedTimeline.load(table)
@@ -144,6 +146,9 @@ class HoodieTimelineArchiver:
                 except ArchiveMergeError as exc:
                     raise ArchiveMergeError(f"{_archived(result, self.storage)}; {exc}") from exc
         result.seconds = time.monotonic() - started
+        archived = len(selection.instants) if selection else 0
+        self.listener.finished(ServiceRun(ARCHIVE, None, int(result.seconds * 1000),
+                                          self.table.is_metadata_table, instants_archived=archived))
         return result
 
     def merge_small_files(self) -> str | None:

@@ -26,6 +26,7 @@ from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.executor import CleanActionExecutor, ExecutedClean
 from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
 from hudi_assets.clean.planner import CleanPlanner
+from hudi_assets.clean.reader_window import HeldBack
 from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.clean.validation import PlanValidator, ValidationReport
 from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
@@ -36,6 +37,7 @@ from hudi_assets.heartbeat import HeartbeatConfig
 from hudi_assets.listener import QUIET, Listener
 from hudi_assets.metadata.clean_records import refuse_unknown_partitions
 from hudi_assets.metadata.rollback_records import MetadataTableSink
+from hudi_assets.metrics.reporter import with_metrics
 from hudi_assets.rollback import Rollbacker, failed_writes, pending_rollbacks
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
@@ -66,6 +68,7 @@ class CleanResult:
     scheduled: str | None = None
     plan: CleanerPlan | None = field(default=None, repr=False)
     dry_run: bool = False
+    held_back: HeldBack = field(default_factory=HeldBack)  # what the reader window kept out of `plan`
 
     @property
     def completed(self) -> dict[str, int]:
@@ -93,7 +96,7 @@ class Cleaner:
         self.config = config
         self.engine = engine or LocalEngine()
         self.clock = clock
-        self.listener = listener
+        self.listener = with_metrics(table, listener)  # reports HoodieMetrics' metrics when on
         self._planned: tuple[CleanerPlan, CleanPlanner] | None = None  # the last plan and its planner
         self._metadata_table: HoodieTable | None = None  # opened once, by the refusal check
 
@@ -380,6 +383,7 @@ class Cleaner:
                 # Read again after scheduling: a new plan, or the pending clean an empty last clean
                 # leaves once the planner deleted its completed file, runs in this same run.
                 result.plan = self.plan()
+                result.held_back = self.planner.held_back
                 result.scheduled = self._request(result.plan)
                 pending = self.pending()
             return self._run_pending(lock, pending, result)
@@ -389,7 +393,8 @@ class Cleaner:
         unsafe one raises `UnsafePlanError`), then the new plan is made (`with_sizes`: see `plan`)."""
         self.refuse_unsupported()
         self.validate().raise_if_unsafe(self.table.base_path)
-        return CleanResult(plan=self.plan(with_sizes=with_sizes), dry_run=True)
+        plan = self.plan(with_sizes=with_sizes)
+        return CleanResult(plan=plan, dry_run=True, held_back=self.planner.held_back)
 
     # ------------------------------------------------------------------------------- way out
     def discard_pending(self, instant_time: str) -> list[str]:

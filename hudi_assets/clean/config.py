@@ -30,6 +30,7 @@ class CleanConfig:
     metadata_enabled: bool = opt.METADATA_ENABLE.default
     delete_batch: int = opt.CLEAN_DELETE_BATCH.default
     progress_interval_ms: int = opt.CLEAN_PROGRESS_INTERVAL_MS.default
+    reader_window_s: int = opt.CLEANER_READER_WINDOW.default  # 0: off
 
     @classmethod
     def from_write_config(cls, config: WriteConfig) -> CleanConfig:
@@ -50,4 +51,5 @@ class CleanConfig:
             metadata_enabled=config.get(opt.METADATA_ENABLE),
             delete_batch=config.get(opt.CLEAN_DELETE_BATCH),
             progress_interval_ms=config.get(opt.CLEAN_PROGRESS_INTERVAL_MS),
+            reader_window_s=config.get(opt.CLEANER_READER_WINDOW),
         )

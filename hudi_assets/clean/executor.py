@@ -27,7 +27,7 @@ from hudi_assets.clean.plan import (
 from hudi_assets.clean.validation import ValidatedPlan
 from hudi_assets.engine import Engine, LocalEngine, gc_paused
 from hudi_assets.exceptions import CleanAbortedError
-from hudi_assets.listener import QUIET, Listener, Step
+from hudi_assets.listener import QUIET, Listener, ServiceRun, Step
 from hudi_assets.metadata.clean_records import clean_records
 from hudi_assets.metadata.writer import MetadataTableWriter
 from hudi_assets.storage import Storage
@@ -178,6 +178,8 @@ class CleanActionExecutor:
         if not storage.create_if_absent(timeline.state_file_path(completed), data):
             log.info("%s already completed by another writer", completed.file_name)
         log.info("clean %s completed: %d files deleted", instant.timestamp, record["totalFilesDeleted"])
+        self.listener.finished(ServiceRun(CLEAN, instant.timestamp, taken, self.table.is_metadata_table,
+                                          files_deleted=record["totalFilesDeleted"]))
         return ExecutedClean(instant.timestamp, record["totalFilesDeleted"], partitions_deleted,
                              tuple(sorted(failed)))
 

@@ -22,6 +22,7 @@ from itertools import repeat
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import SAVEPOINTED_TIMESTAMPS, CleanerPlan, CleanFileInfo
+from hudi_assets.clean.reader_window import HeldBack, ReaderWindow
 from hudi_assets.engine import Engine, LocalEngine, gc_paused, store_map
 from hudi_assets.fsview import (
     FileGroup,
@@ -38,6 +39,7 @@ from hudi_assets.storage import DirectoryListing, Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import REPLACE_COMMIT, Instant
+from hudi_assets.timeline.instant_time import wall_clock
 from hudi_assets.timeline.savepoint import completed_savepoints
 
 log = logging.getLogger(__name__)
@@ -58,6 +60,7 @@ class PlanContext:
     view_first: str | None
     view_last: str | None
     with_sizes: bool = False  # a dry run reports the bytes it would free
+    window: ReaderWindow | None = None  # the reader window, when on
 
     def is_committed(self, instant_time: str) -> bool:
         if self.view_last is None or instant_time > self.view_last:
@@ -81,6 +84,7 @@ class PartitionDecision:
     delete_partition: bool
     files: list[str]  # file names inside the partition, in the plan's order
     file_sizes: list[int] | None = None  # of `files`, when the context asks for sizes
+    held: HeldBack | None = None  # what the reader window kept out of `files`
 
     def __reduce__(self):
         """Pickled compact, as a task sends it to the driver: the names as one '/'-joined string (no
@@ -88,15 +92,16 @@ class PartitionDecision:
         per file to pickle and memoize (measured: 0.1 s CPU less in the workers per 700,000 files)."""
         joined = "/".join(self.files)
         if not self.files or joined.count("/") != len(self.files) - 1:
-            return PartitionDecision, (self.partition, self.delete_partition, self.files, self.file_sizes)
+            return PartitionDecision, (self.partition, self.delete_partition, self.files, self.file_sizes,
+                                       self.held)
         sizes = None if self.file_sizes is None else array("q", self.file_sizes)
-        return _unpickle_decision, (self.partition, self.delete_partition, joined, sizes)
+        return _unpickle_decision, (self.partition, self.delete_partition, joined, sizes, self.held)
 
 
 def _unpickle_decision(partition: str, delete_partition: bool, joined: str,
-                       sizes: array | None) -> PartitionDecision:
+                       sizes: array | None, held: HeldBack | None = None) -> PartitionDecision:
     return PartitionDecision(partition, delete_partition, joined.split("/"),
-                             None if sizes is None else sizes.tolist())
+                             None if sizes is None else sizes.tolist(), held)
 
 
 def list_and_plan_partition(ctx: PlanContext, task: PartitionTask) -> PartitionDecision:
@@ -125,7 +130,7 @@ def plan_partition(ctx: PlanContext, task: PartitionTask, names: list[str],
     decision = _decide_partition(ctx, task, names)
     if ctx.with_sizes and decision.files:
         sizes = ctx.storage.file_sizes(task.partition, decision.files, listing)
-        return PartitionDecision(decision.partition, decision.delete_partition, decision.files, sizes)
+        return replace(decision, file_sizes=sizes)
     return decision
 
 
@@ -165,6 +170,8 @@ def _decide_partition(ctx: PlanContext, task: PartitionTask, names: list[str]) -
         return slices if op is None else [s for s in slices if s.base_instant < op[0]]
 
     ectr = ctx.ectr
+    window = ctx.window
+    held = HeldBack()
     live = [fid for fid in groups if fid not in replaced]
     # Replaced file groups: before ECTR (by commits) or all of them (file versions).
     from_replaced: dict[str, list[str]] = {}
@@ -172,7 +179,11 @@ def _decide_partition(ctx: PlanContext, task: PartitionTask, names: list[str]) -
         replace_time = replaced.get(file_id)
         if replace_time is None or (by_commits and not replace_time < ectr):
             continue
-        paths = [p for s in unprotected(committed[file_id]) for p in s.file_names]
+        doomed = unprotected(committed[file_id])
+        if doomed and window is not None:
+            doomed, kept = window.split(committed[file_id], doomed, replace_time)
+            held += kept
+        paths = [p for s in doomed for p in s.file_names]
         if paths:
             from_replaced[file_id] = paths
     from_live: dict[str, list[str]] = {}
@@ -189,6 +200,9 @@ def _decide_partition(ctx: PlanContext, task: PartitionTask, names: list[str]) -
             remaining = not_for_compaction(file_id, slices)
             keep = ctx.file_versions_retained - (1 if file_id in compactions else 0)
             doomed = unprotected(remaining[max(keep, 0):])
+        if doomed and window is not None:
+            doomed, kept = window.split(slices, doomed)
+            held += kept
         if doomed:
             from_live[file_id] = [p for s in doomed for p in s.file_names]
     deletes = [p for part in (from_replaced, from_live)
@@ -199,6 +213,8 @@ def _decide_partition(ctx: PlanContext, task: PartitionTask, names: list[str]) -
     delete_partition = not live
     if by_commits and delete_partition:
         delete_partition = all(replaced[fid] < ectr for fid in groups)
+    if held.files:  # the partition holds versions a reader may still read
+        return PartitionDecision(partition, False, deletes, held=held)
     return PartitionDecision(partition, delete_partition, deletes)
 
 
@@ -237,6 +253,8 @@ class CleanPlanner:
         self.metadata = listing_metadata_table(table.storage, table.config, config.metadata_enabled)
         self.commit_timeline = self.timeline.completed_commits_timeline(table.is_mor)  # TABLE-COMMITS
         self.empty_last_clean: Instant | None = None  # found empty: the scheduler deletes it
+        self.window = ReaderWindow.of(table, config.reader_window_s, now or wall_clock())
+        self.held_back = HeldBack()  # what the window kept out of the last plan
 
     # ----------------------------------------------------------------- timeline-level decisions
     def earliest_commit_to_retain(self) -> Instant | None:
@@ -295,6 +313,11 @@ class CleanPlanner:
         found: dict[str, None] = {}
         for instant in self.commit_timeline.between(previous_ectr, ectr.timestamp):
             found.update(dict.fromkeys(self._partitions_of(instant)))
+        if self.window is not None:  # versions the window held back at the last clean, looked at again
+            recent = set(self.window.superseding_since(clean.get("startCleanTime") or ""))
+            for instant in self.timeline.commits_and_compaction_timeline().filter_completed():
+                if instant.timestamp in recent:
+                    found.update(dict.fromkeys(self._partitions_of(instant)))
         if not self.table.config.is_partitioned:
             return list(found)
         extra = clean.get("extraMetadata") or {}
@@ -323,6 +346,7 @@ class CleanPlanner:
             view_first=view.first().timestamp if view else None,
             view_last=view.last().timestamp if view else None,
             with_sizes=self.with_sizes,
+            window=self.window,
         )
 
     def _tasks_by_partition(self) -> dict[str, PartitionTask]:
@@ -396,6 +420,7 @@ class CleanPlanner:
             decisions = self.decide(scope, ectr)
             files, partitions_to_delete = self._collect(decisions)
         self.file_sizes = {d.partition: d.file_sizes for d in decisions if d.file_sizes is not None}
+        self.held_back = sum((d.held for d in decisions if d.held is not None), HeldBack())
         savepoints = self.savepointed_timestamps()
         return CleanerPlan(
             earliest_instant_to_retain=ectr,

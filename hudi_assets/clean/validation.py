@@ -11,6 +11,8 @@ refused whole when any entry:
 - under a policy by commits or hours: belongs to a slice at or after the plan's earliest commit to
   retain (ECTR), to the newest slice before it (what a reader as of the ECTR reads), or to a group
   replaced at or after the ECTR;
+- was superseded (its superseding commit completed) less than the reader window ago
+  (`hudi_assets.cleaner.reader.window`, `clean.reader_window`), when the window is on;
 - is listed by a savepoint (matched by name across all partitions, as Hudi does) or read by a
   pending compaction, log compaction or clustering plan;
 - names a partition to delete that still holds a file group that is not replaced, is not a
@@ -35,6 +37,7 @@ from typing import Any
 
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
+from hudi_assets.clean.reader_window import ReaderWindow
 from hudi_assets.engine import Engine, LocalEngine, gc_paused, store_map
 from hudi_assets.exceptions import PathOutsideTableError, UnsafePlanError
 from hudi_assets.fsview import (
@@ -48,6 +51,7 @@ from hudi_assets.retention import earliest_commit_to_retain
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_paths import is_normal, partition_problem, table_relative
+from hudi_assets.timeline.instant_time import wall_clock
 
 DISCARD_HINT = ("Nothing was deleted. A refused plan blocks every later clean and a Hudi writer with "
                 "automatic cleaning would execute it: inspect it, then remove it with "
@@ -144,6 +148,7 @@ class PlanValidator:
         self._partitions: dict[str, _Partition] = {}
         self._resolved: dict[str, str | None] = {}
         timeline = table.active_timeline
+        self.window = ReaderWindow.of(table, config.reader_window_s, now or wall_clock())
         self._required_ectr = None if config.policy == CleaningPolicy.KEEP_LATEST_FILE_VERSIONS else \
             earliest_commit_to_retain(timeline.commits_and_compaction_timeline(), config, now)
 
@@ -325,12 +330,14 @@ class PlanValidator:
                 if not replaced_at < ectr:
                     return f"its file group was replaced at {replaced_at}, not before the earliest commit " \
                            f"to retain {ectr}"
-                return None
-            if not instant < ectr:
+            elif not instant < ectr:
                 return f"belongs to a slice at or after the earliest commit to retain {ectr}"
-            if instant == listed.newest_before(file_id, ectr):
+            elif instant == listed.newest_before(file_id, ectr):
                 return f"is part of the newest slice before the earliest commit to retain {ectr} " \
                        "(what a reader as of it reads)"
+        if self.window is not None:  # superseded by the next committed slice, the newest by the replace
+            position = committed.index(instant)
+            return self.window.why(committed[position - 1] if position else replaced_at)
         return None
 
     def _partition_delete_problem(self, partition: str, replaced: dict[tuple[str, str], str]) -> str | None:
@@ -349,6 +356,10 @@ class PlanValidator:
         for nested, groups in self._nested_live_groups(partition, replaced):
             return (f"holds partition {nested} beneath it (deleted with it) with {len(groups)} file "
                     f"group(s) that are not replaced, e.g. {groups[0]}")
+        if self.window is not None:  # every group is replaced: its replace commit superseded it
+            for file_id in sorted(listed.file_ids):
+                if why := self.window.why(replaced[(partition, file_id)]):
+                    return f"holds file group {file_id}, whose latest version {why}"
         return None
 
     def _live_groups(self, partition: str, replaced: dict[tuple[str, str], str]) -> list[str]:

@@ -8,7 +8,7 @@ import logging
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
 from hudi_assets.archive.selection import ArchiveSelection
 from hudi_assets.cli.main import add_strict_argument, add_table_arguments, check_settings, open_table
-from hudi_assets.config_options import ARCHIVE_OPTIONS, settings_epilog
+from hudi_assets.config_options import ARCHIVE_OPTIONS, METRICS_OPTIONS, settings_epilog
 
 log = logging.getLogger("hudi_assets.archive")
 
@@ -16,7 +16,8 @@ log = logging.getLogger("hudi_assets.archive")
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "archive", help="archive old instants of the active timeline (Hudi 0.15 rules)",
-        epilog=settings_epilog(ARCHIVE_OPTIONS), formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=settings_epilog((*ARCHIVE_OPTIONS, *METRICS_OPTIONS)),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_table_arguments(parser, config=True)
     parser.add_argument("--dry-run", action="store_true",
                         help="list what would be archived and why each fence stands where it does")

@@ -6,6 +6,7 @@ import argparse
 import itertools
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from hudi_assets.cli.main import (
     add_strict_argument,
@@ -14,10 +15,13 @@ from hudi_assets.cli.main import (
     open_engine,
     open_table,
 )
-from hudi_assets.config_options import CLEAN_OPTIONS, settings_epilog
+from hudi_assets.config_options import CLEAN_OPTIONS, METRICS_OPTIONS, settings_epilog
 from hudi_assets.engine import gc_paused
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.listener import QUIET, Listener
+
+if TYPE_CHECKING:
+    from hudi_assets.clean.reader_window import HeldBack
 
 _JSON_STRING = json.encoder.encode_basestring_ascii  # a str as a JSON string literal, as json.dumps
 # The ASCII characters json.dumps writes as they are (printable, neither quote nor backslash).
@@ -28,7 +32,8 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "clean", help="clean old file versions as Hudi 0.15's cleaner does",
         description="Finish pending cleans, plan a new clean with Hudi's policy settings and run it.",
-        epilog=settings_epilog(CLEAN_OPTIONS), formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=settings_epilog((*CLEAN_OPTIONS, *METRICS_OPTIONS)),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_table_arguments(parser, config=True, engine=True)
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan's summary (policy, ECTR, files and bytes per partition) "
@@ -52,7 +57,8 @@ def _print_violations(report) -> None:
         print(f"refused {violation.plan_file}: {violation.path}: {violation.problem}")
 
 
-def _print_plan(plan, sizes: dict[str, list[int]], pending: list[str], list_files: bool) -> None:
+def _print_plan(plan, sizes: dict[str, list[int]], pending: list[str], list_files: bool,
+                held: HeldBack) -> None:
     ectr = plan.earliest_instant_to_retain
     print(f"policy: {plan.policy}")
     print(f"earliest commit to retain: {f'{ectr.timestamp} ({ectr.action})' if ectr else 'none'}")
@@ -67,6 +73,8 @@ def _print_plan(plan, sizes: dict[str, list[int]], pending: list[str], list_file
                 print(f"  {info.file_path.rpartition('/')[2]}  {size}")
     for partition in plan.partitions_to_delete:
         print(f"partition to delete: {partition}")
+    if held.files:
+        print(held.describe())
     total_bytes = sum(sum(s) for s in sizes.values())
     print(f"dry run: {plan.total_files} files, {total_bytes} bytes would be deleted "
           f"in {len(plan.file_paths_to_delete)} partitions; nothing written")
@@ -83,7 +91,7 @@ def _json_entries(paths: list[str], sizes: list[int]) -> str:
     return ", ".join(map('{{"path": {}, "size": {}}}'.format, map(_JSON_STRING, paths), sizes))
 
 
-def _write_plan_json(plan, sizes: dict[str, list[int]], pending: list[str]) -> None:
+def _write_plan_json(plan, sizes: dict[str, list[int]], pending: list[str], held: HeldBack) -> None:
     """One JSON object, written a partition at a time (a plan can list millions of files)."""
     ectr = plan.earliest_instant_to_retain
     head = {"policy": plan.policy, "ectr": ectr.timestamp if ectr else None,
@@ -98,7 +106,8 @@ def _write_plan_json(plan, sizes: dict[str, list[int]], pending: list[str]) -> N
                   f'"bytes": {sum(sizes[partition])}, "files": [{entries}]}}')
     tail = {"partitions_to_delete": plan.partitions_to_delete,
             "totals": {"files": plan.total_files, "bytes": sum(sum(s) for s in sizes.values()),
-                       "partitions": len(plan.file_paths_to_delete)}}
+                       "partitions": len(plan.file_paths_to_delete)},
+            "held_back_by_reader_window": held.as_json()}
     out.write("], " + json.dumps(tail)[1:] + "\n")
 
 
@@ -141,10 +150,11 @@ def run(args: argparse.Namespace) -> int:
             plan = cleaner.plan(with_sizes=True)
             sizes = cleaner.file_sizes(plan)
             instants = [p.instant.timestamp for p in pending]
+            held = cleaner.planner.held_back
             if args.json:
-                _write_plan_json(plan, sizes, instants)
+                _write_plan_json(plan, sizes, instants, held)
             else:
-                _print_plan(plan, sizes, instants, args.list_files)
+                _print_plan(plan, sizes, instants, args.list_files, held)
             del plan, sizes, cleaner
         return 0
 
@@ -155,4 +165,6 @@ def run(args: argparse.Namespace) -> int:
         cleans = ", ".join(result.completed)
         print(f"cleaned {table.config.name}: {result.files_deleted} files deleted, "
               f"{result.partitions_deleted} partitions deleted, clean instant(s) {cleans}")
+    if result.held_back.files:
+        print(result.held_back.describe())
     return 0

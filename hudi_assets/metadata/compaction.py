@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +34,7 @@ from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
 from hudi_assets.fsview import parse_base_file_name
 from hudi_assets.hfile import HFileReader, write_hfile
 from hudi_assets.java_collections import in_java_hashmap_order
-from hudi_assets.listener import QUIET, Listener, Step
+from hudi_assets.listener import QUIET, Listener, ServiceRun, Step
 from hudi_assets.logformat import BlockType, HeaderKey
 from hudi_assets.logformat.delete_block import decode_delete_block
 from hudi_assets.logformat.hfile_block import avro_schema
@@ -278,6 +279,7 @@ def execute_compaction(metadata: MetadataTable, instant_time: str,
     """Execute the requested compaction `instant_time`: `.inflight`, a new HFile base file per planned
     slice, then `.commit` (the commit metadata). The `listener` hears `Step.COMPACTION_INFLIGHT`, each
     `COMPACTION_BASE_FILE_WRITTEN` and `COMPACTION_COMPLETED`, so a test can crash the run there."""
+    started = time.monotonic()
     storage, timeline = metadata.storage, metadata.timeline
     operations = read_compaction_plan(metadata, instant_time)
     requested = Instant(instant_time, COMPACTION, State.REQUESTED)
@@ -308,6 +310,8 @@ def execute_compaction(metadata: MetadataTable, instant_time: str,
     completed = Instant(instant_time, COMPACTION, State.COMPLETED)
     _create(storage, timeline.state_file_path(completed), timeline.commit_metadata_serde.serialize(commit))
     listener.reached(Step.COMPACTION_COMPLETED)
+    listener.finished(ServiceRun(COMPACTION, instant_time, int((time.monotonic() - started) * 1000),
+                                 metadata_table=True, commit=commit))
     return Instant(instant_time, COMMIT, State.COMPLETED)
 
 

@@ -17,12 +17,13 @@ instant of the same time completes.
 from __future__ import annotations
 
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
-from hudi_assets.listener import QUIET, Listener, Step
+from hudi_assets.listener import QUIET, Listener, ServiceRun, Step
 from hudi_assets.logformat import LogFileName, encode_block
 from hudi_assets.logformat.hfile_block import encode_hfile_data_block
 from hudi_assets.metadata.clean_records import refuse_pending_compaction
@@ -83,6 +84,7 @@ class MetadataTableWriter:
 
     def commit(self, instant_time: str, records: Iterable[MetadataRecord]) -> CommitMetadata:
         """Write `records` as deltacommit `instant_time`; returns the completed commit metadata."""
+        started = time.monotonic()
         mdt = self.open()
         timeline = refuse_pending_compaction(mdt, "write a deltacommit")
         if any(i.timestamp == instant_time for i in timeline.commits_timeline()):
@@ -104,6 +106,9 @@ class MetadataTableWriter:
         self.storage.create_if_absent(timeline.state_file_path(completed),
                                       timeline.commit_metadata_serde.serialize(metadata))
         self.listener.reached(Step.MDT_COMPLETED)
+        taken = int((time.monotonic() - started) * 1000)
+        self.listener.finished(ServiceRun(DELTA_COMMIT, instant_time, taken, metadata_table=True,
+                                          commit=metadata))
         delete_marker_dir(self.storage, instant_time)
         log.info("metadata table deltacommit %s: %d log blocks", instant_time, len(by_group))
         return metadata

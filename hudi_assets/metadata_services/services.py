@@ -36,6 +36,7 @@ from hudi_assets.metadata.compaction import (
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata_services.status import MetadataServicesStatus, clean_decision, services_status
 from hudi_assets.metadata_services.write_config import metadata_table
+from hudi_assets.metrics.reporter import with_metrics
 from hudi_assets.rollback.planner import failed_writes
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import PROPERTIES_FILE
@@ -111,7 +112,7 @@ class MetadataServices:
         self.table = table
         self.engine = engine
         self.clock = clock
-        self.listener = listener
+        self.listener = with_metrics(table, listener)  # reports HoodieMetrics' metrics when on
 
     @cached_property
     def metadata_table(self) -> HoodieTable:

@@ -10,6 +10,7 @@ import dagster as dg
 import pandas as pd
 
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
+from hudi_assets.metrics import MetricsListener
 from hudi_assets.orchestration.checks import check_result
 from hudi_assets.orchestration.display import bytes_metadata, table_value
 from hudi_assets.orchestration.invariants import ARCHIVE_SCHEMA, violations
@@ -23,7 +24,8 @@ def _state(instant) -> str:
 def archive_batch(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
     """Archives the instants Hudi 0.15's archiver would, reporting each fence that limited it."""
     hudi = context.resources.hudi
-    archiver = HoodieTimelineArchiver.for_table(table)
+    metrics = MetricsListener.for_table(table)
+    archiver = HoodieTimelineArchiver.for_table(table, metrics)
     before = len(archiver.table.active_timeline)
     selection = archiver.plan()
     result = None if hudi.dry_run else archiver.archive(merge=False, selection=selection)
@@ -52,6 +54,7 @@ def archive_batch(context: dg.AssetExecutionContext, key: str, table: HoodieTabl
         "archive_file": written[0] if written else "",
         "keep_range": selection.keep.reason,
         "fences": table_value(fences),
+        **metrics.gauges,  # HoodieMetrics' names: <prefix>.archive.numInstantsArchived, ...
     })
 
 

@@ -23,6 +23,7 @@ from hudi_assets.clean.validation import ValidationReport
 from hudi_assets.exceptions import DeleteFailedError
 from hudi_assets.fsview import FileSystemView
 from hudi_assets.listener import Listener
+from hudi_assets.metrics import MetricsListener
 from hudi_assets.orchestration.assets import timeline_guard
 from hudi_assets.orchestration.checks import check_result, logged, refused
 from hudi_assets.orchestration.display import bytes_metadata, instant_metadata, readable_bytes, table_value
@@ -124,6 +125,9 @@ def clean_plan(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
         **instant_metadata("earliest_commit_to_retain", ectr, zone),
         "partitions_to_delete": len(plan.partitions_to_delete) if plan else 0,
         **_plan_metadata(frame),
+        # hudi_assets.cleaner.reader.window: versions superseded too recently, left out of a new plan
+        "held_back_by_reader_window": (cleaner.planner.held_back.describe() if source == "planned"
+                                       and cleaner.planner.held_back.files else ""),
     })
 
 
@@ -172,8 +176,9 @@ class _LoggedProgress(Listener):
 def clean_result(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
     """Executes every pending clean as the timeline holds it now, and reports what was deleted."""
     hudi = context.resources.hudi
+    metrics = MetricsListener.for_table(table, _LoggedProgress(context))
     cleaner = Cleaner(table, CleanConfig.from_write_config(table.write_config),
-                      hudi.engine_for(context.resources.spark), listener=_LoggedProgress(context))
+                      hudi.engine_for(context.resources.spark), listener=metrics)
     plans = [p.plan for p in cleaner.pending() if p.plan is not None]
     view = FileSystemView(table)
     planned = _plan_frame(cleaner, plans)
@@ -212,5 +217,6 @@ def clean_result(context: dg.AssetExecutionContext, key: str, table: HoodieTable
         "files_failed": len(failed),
         **bytes_metadata("bytes_reclaimed", reclaimed),
         "duration_seconds": round(time.monotonic() - started, 3),
+        **metrics.gauges,  # HoodieMetrics' names: <prefix>.clean.numFilesDeleted, ...
     })
 

@@ -23,8 +23,10 @@ from hudi_assets.orchestration.tables import HudiTranslator, describe_tables
 
 DEMO_ENTRIES = {*demo_table_specs(), ".dagster_home"}
 # Small retention so that the 14-commit demo tables have something to clean and to archive.
+# The reader window is on, as a guard beside a live writer should be; the generator writes every state file
+# moments before the clean runs, so a window of hours would hold back every superseded version here.
 DEMO_HOODIE_CONF = {"hoodie.cleaner.commits.retained": "3", "hoodie.keep.min.commits": "5",
-                    "hoodie.keep.max.commits": "7"}
+                    "hoodie.keep.max.commits": "7", "hudi_assets.cleaner.reader.window": "1s"}
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 # Numeric metadata worth a line of the summary, by asset.
 SUMMARY_KEYS = ("active_instants", "archived_instants", "pending_instants", "commits_since_last_clean",

@@ -16,6 +16,7 @@ import pandas as pd
 
 from hudi_assets.metadata_services import ActiveWriterError, MetadataServices, MetadataServicesStatus
 from hudi_assets.metadata_services.services import check_no_other_writer
+from hudi_assets.metrics import MetricsListener
 from hudi_assets.orchestration.checks import logged
 from hudi_assets.orchestration.display import bytes_metadata, table_value
 from hudi_assets.table import HoodieTable
@@ -58,7 +59,8 @@ def metadata_services(context: dg.AssetExecutionContext, key: str, table: Hoodie
         context.log.info(f"{key}: no metadata table")
         yield dg.MaterializeResult(metadata={"metadata_table": False})
         return
-    services = MetadataServices(table)
+    metrics = MetricsListener.for_table(table)
+    services = MetadataServices(table, listener=metrics)
     not_run = "dry run" if hudi.dry_run else ""
     if not not_run:
         try:
@@ -87,4 +89,5 @@ def metadata_services(context: dg.AssetExecutionContext, key: str, table: Hoodie
         "files_cleaned": result.files_cleaned,
         "instants_archived": result.archived,
         "blocked_by": table_value(_blockers(before)),
+        **metrics.gauges,  # HoodieMetrics' names: <prefix>_metadata.compaction.duration, ...
     })

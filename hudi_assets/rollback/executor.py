@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hudi_assets.exceptions import DeleteFailedError
-from hudi_assets.listener import QUIET, Listener, Step
+from hudi_assets.listener import QUIET, Listener, ServiceRun, Step
 from hudi_assets.logformat import (
     BlockType,
     HeaderKey,
@@ -119,6 +119,9 @@ class RollbackActionExecutor:
         storage.create_if_absent(self.table.active_timeline.state_file_path(completed),
                                  serialize_rollback_metadata(record))
         self.listener.reached(Step.ROLLBACK_COMPLETE)
+        self.listener.finished(ServiceRun(ROLLBACK, self.rollback_instant.timestamp, taken,
+                                          self.table.is_metadata_table,
+                                          files_deleted=record["totalFilesDeleted"]))
         delete_marker_dir(storage, self.plan.instant_time)
         self.table.reload_timeline()
         log.info("rolled back %s %s at %s: %d files deleted", self.plan.action, self.plan.instant_time,

@@ -28,6 +28,7 @@ from hudi_assets.heartbeat import (
     last_heartbeat_ms,
 )
 from hudi_assets.listener import QUIET, Listener, Step
+from hudi_assets.metrics.reporter import with_metrics
 from hudi_assets.rollback.executor import MetadataSink, RollbackActionExecutor
 from hudi_assets.rollback.markers import delete_marker_dir
 from hudi_assets.rollback.metadata import RollbackPlan
@@ -77,7 +78,7 @@ class Rollbacker:
         self.table = table
         self.engine = engine
         self.clock = clock
-        self.listener = listener
+        self.listener = with_metrics(table, listener)  # reports HoodieMetrics' metrics when on
         self.metadata = metadata
 
     def _refuse_unwritable(self) -> None:

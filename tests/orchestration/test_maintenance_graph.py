@@ -66,6 +66,9 @@ def test_whole_graph_cleans_and_archives_and_tables_read_the_same(tmp_path, tabl
     assert cleaned["bytes_reclaimed"] == plan["bytes_to_delete"] and cleaned["files_failed"] == 0
     assert archived["instants_archived"] > 0
     assert archived["active_instants_after"] < archived["active_instants_before"]
+    # HoodieMetrics' names (prefix: the table name), metrics on or off
+    assert cleaned["demo.clean.numFilesDeleted"] == cleaned["files_deleted"]
+    assert archived["demo.archive.numInstantsArchived"] == archived["instants_archived"]
     assert _rows(str(base)) == rows_before
 
 

@@ -1,0 +1,102 @@
+"""The metrics Hudi's `HoodieMetrics` (0.15) reports for each table service, by the names it gives them.
+
+`getMetricsName(action, metric)` is `<prefix>.<action>.<metric>` (`<action>.<metric>` without a prefix);
+the prefix is `hoodie.metrics.reporter.metricsname.prefix`, inferred from the table name, its dots made
+`_`; a metadata table's write client gets the data table's prefix plus `_metadata`. What each run
+reports, as Hudi's write client does when the action completes:
+
+- clean: `clean.duration`, `clean.numFilesDeleted` (the clean metadata's `totalFilesDeleted`);
+- rollback: `rollback.duration`, `rollback.numFilesDeleted`;
+- archive: `archive.duration`, `archive.numInstantsArchived` (also 0 when nothing was archived; a merge of
+  small archive files is part of Hudi's archive run and has no metric of its own);
+- a metadata table's compaction and deltacommit: `updateCommitMetrics` under `compaction` and
+  `deltacommit`: `commitTime`, `duration` and the totals of the commit's write stats.
+
+Hudi's Dropwizard timers (`<action>.timer`) are left out: they hold a histogram of a long-lived writer's
+runs, and `duration` carries the same value for one run.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC
+
+from hudi_assets.config import WriteConfig
+from hudi_assets.config_options import METRICS_REPORTER_PREFIX
+from hudi_assets.listener import ServiceRun
+from hudi_assets.timeline.commit_metadata import CommitMetadata
+from hudi_assets.timeline.instant_time import parse_instant_time
+
+DURATION = "duration"
+DELETE_FILES_NUM = "numFilesDeleted"
+DELETE_INSTANTS_NUM = "numInstantsArchived"
+COMMIT_TIME = "commitTime"
+METADATA_TABLE_SUFFIX = "_metadata"  # HoodieMetadataWriteUtils: the metadata table's metrics prefix
+
+# HoodieMetrics' commit metrics: name -> the write-stat field summed (HoodieCommitMetadata's fetch*).
+_SUMMED = {
+    "totalRecordsWritten": "numWrites",
+    "totalUpdateRecordsWritten": "numUpdateWrites",
+    "totalBytesWritten": "totalWriteBytes",
+    "totalCompactedRecordsUpdated": "totalUpdatedRecordsCompacted",
+    "totalLogFilesCompacted": "totalLogFilesCompacted",
+    "totalLogFilesSize": "totalLogSizeCompacted",
+    "totalRecordsDeleted": "numDeletes",
+}
+_RUNTIME = {"totalScanTime": "totalScanTime", "totalCreateTime": "totalCreateTime",
+            "totalUpsertTime": "totalUpsertTime"}
+# DropwizardExports: Collector.sanitizeMetricName (simpleclient 0.x, which Hudi's reporters use).
+_FIRST = re.compile(r"^[^a-zA-Z_:]")
+_BODY = re.compile(r"[^a-zA-Z0-9_:]")
+
+
+def metrics_prefix(config: WriteConfig) -> str:
+    """The data table's prefix (`getMetricReporterMetricsNamePrefix`)."""
+    return config.get(METRICS_REPORTER_PREFIX).replace(".", "_")
+
+
+def metrics_name(prefix: str, action: str, metric: str) -> str:
+    """HoodieMetrics.getMetricsName."""
+    return f"{prefix}.{action}.{metric}" if prefix else f"{action}.{metric}"
+
+
+def exported_name(name: str) -> str:
+    """The Prometheus name Hudi's reporters export a metric under: DropwizardExports sanitizes it, each
+    character outside `[a-zA-Z0-9_:]` (the dots) becoming `_`."""
+    return _BODY.sub("_", _FIRST.sub("_", name, count=1))
+
+
+def commit_metrics(commit: CommitMetadata) -> dict[str, int]:
+    """`updateCommitMetrics`' totals of one commit (HoodieCommitMetadata's fetch* methods)."""
+    stats = commit.write_stats
+    inserted = [s for s in stats if (s.fields.get("prevCommit") or "").lower() == "null"]
+    totals = {
+        "totalPartitionsWritten": len(commit.partition_to_write_stats),
+        "totalFilesInsert": len(inserted),
+        "totalFilesUpdate": sum(1 for s in stats if s.fields.get("prevCommit") is not None) - len(inserted),
+        "totalInsertRecordsWritten": sum(s.fields.get("numInserts") or 0 for s in stats
+                                         if s.fields.get("prevCommit") is not None),
+    }
+    totals.update({name: sum(s.fields.get(field) or 0 for s in stats) for name, field in _SUMMED.items()})
+    totals.update({name: sum((s.fields.get("runtimeStats") or {}).get(field) or 0 for s in stats)
+                   for name, field in _RUNTIME.items()})
+    return totals
+
+
+def service_metrics(prefix: str, run: ServiceRun, utc: bool = False) -> dict[str, int]:
+    """The metrics HoodieMetrics reports for `run`, by full name (`prefix`: the data table's; `utc`: the
+    timeline's time zone, for `commitTime`)."""
+    if run.metadata_table and prefix:
+        prefix += METADATA_TABLE_SUFFIX
+    values: dict[str, int] = {DURATION: run.duration_ms}
+    if run.files_deleted is not None:
+        values[DELETE_FILES_NUM] = run.files_deleted
+    if run.instants_archived is not None:
+        values[DELETE_INSTANTS_NUM] = run.instants_archived
+    if run.commit is not None:
+        values.update(commit_metrics(run.commit))
+        moment = parse_instant_time(run.instant or "")
+        if moment is not None:
+            values[COMMIT_TIME] = int((moment.replace(tzinfo=UTC) if utc else moment.astimezone()).timestamp()
+                                      * 1000)
+    return {metrics_name(prefix, run.action, metric): value for metric, value in values.items()}
