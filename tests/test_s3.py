@@ -63,15 +63,15 @@ def test_real_table_timeline_on_s3_matches_local(s3, real_tables):
     ]
 
 
-def test_v8_table_on_s3_reads_its_timeline_and_refuses_clean(s3, real_tables):
+def test_v8_table_on_s3_reads_its_timeline_and_refuses_archive(s3, real_tables):
     if V8_TABLE not in real_tables:
         pytest.skip("../shared is absent")
     uri = upload_tree(s3, real_tables[V8_TABLE], "tables", V8_TABLE)
     table = HoodieTable(uri, s3)
     local = HoodieTable(str(real_tables[V8_TABLE]))
     assert table.active_timeline.completion_times == local.active_timeline.completion_times
-    with pytest.raises(UnsupportedTableError, match="clean of table version 8"):
-        table.maintenance.clean(dry_run=True)
+    with pytest.raises(UnsupportedTableError, match="archive of table version 8"):
+        table.maintenance.archive(dry_run=True)
 
 
 def test_batch_delete_client_reaches_what_pyarrow_reaches():
