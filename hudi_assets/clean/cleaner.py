@@ -309,7 +309,8 @@ class Cleaner:
         first = next((c for c in pending if c.plan is not None), None)
 
         def encode_inflight() -> None:
-            if first is not None and first.instant.is_requested:
+            if first is not None and first.instant.is_requested and \
+                    table.active_timeline.clean_inflight_holds_plan:
                 inflight[first.instant.timestamp] = first.plan.serialize()
 
         report = self._validate_pending(pending, encode_inflight)
