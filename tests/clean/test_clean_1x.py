@@ -26,6 +26,7 @@ from hudi_assets.clean.plan import (
     serialize_clean_metadata,
 )
 from hudi_assets.clean.planner import CleanPlanner
+from hudi_assets.cli import main
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import CLEAN, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time, parse_instant_time
@@ -71,6 +72,12 @@ def _slice_files(base: Path, as_of: str | None = None) -> set[str]:
     return files
 
 
+def _planned(plan) -> tuple:
+    return (plan.ectr_timestamp, {p: sorted(f.file_path for f in files)
+                                  for p, files in plan.file_paths_to_delete.items()},
+            sorted(plan.partitions_to_delete))
+
+
 def _data_files(base: Path) -> set[str]:
     return {str(p.relative_to(base)) for p in base.rglob("*") if p.is_file()
             and ".hoodie" not in p.relative_to(base).parts
@@ -96,8 +103,6 @@ def _clock(table: HoodieTable, policy: str):
 def test_clean_1x_tables_under_each_policy(unzipped, tmp_path, name, policy):
     base = Path(shutil.copytree(unzipped(name), tmp_path / "t"))
     table = HoodieTable(str(base), hoodie_conf=POLICIES[policy])
-    if table.config.has_metadata_table:
-        pytest.skip("the metadata table writer of table versions 8/9 comes next")
     timeline = table.active_timeline
     retain_timeline = timeline.commits_and_compaction_timeline().filter_completed()
     commits = timeline.write_timeline().filter_completed().timestamps
@@ -105,6 +110,13 @@ def test_clean_1x_tables_under_each_policy(unzipped, tmp_path, name, policy):
     rows_before = {t: _rows(base, t) for t in [None, *commits]}
     as_of_slices = {t: _slice_files(base, t) for t in [None, *retain_timeline.timestamps]}
 
+    if table.config.has_metadata_table:  # planned from the metadata table, as from storage
+        listing = {**POLICIES[policy], "hoodie.metadata.enable": "false"}
+        from_storage = HoodieTable(str(base), hoodie_conf=listing)
+        planned = Cleaner.for_table(from_storage, clock=_clock(table, policy)).dry_run().plan
+        assert _planned(Cleaner.for_table(table, clock=_clock(table, policy)).dry_run().plan) == \
+            _planned(planned)
+    mdt_before = _all_files(base / ".hoodie" / "metadata") if table.config.has_metadata_table else {}
     result = Cleaner.for_table(table, clock=_clock(table, policy)).clean()
 
     deleted = data_before - _data_files(base)
@@ -128,6 +140,9 @@ def test_clean_1x_tables_under_each_policy(unzipped, tmp_path, name, policy):
         _check_written_as_1x(base, table, result.scheduled, deleted)
     else:
         assert result.scheduled is None
+    if mdt_before:
+        assert main(["metadata", str(base), "--validate"]) == 0
+        _check_metadata_deltacommit(base, table, result.scheduled if deleted else None, mdt_before)
     after = _all_files(base)
     again = Cleaner.for_table(HoodieTable(str(base), hoodie_conf=POLICIES[policy]),
                               clock=_clock(table, policy)).clean()
@@ -196,3 +211,36 @@ def test_incremental_planning_lists_every_partition_once_a_recorded_savepoint_is
     partitions = planner.partitions_to_clean(ectr)
     assert sorted(partitions) == (sorted(planner.all_partitions()) if scans_all else [])
     assert len(planner.all_partitions()) > 1
+
+
+def _check_metadata_deltacommit(base: Path, table: HoodieTable, instant_time: str | None,
+                                before: dict[str, int]) -> None:
+    """The clean's metadata deltacommit as 1.x writes it: `<t>_<c>.deltacommit` on the metadata
+    table's layout-2 timeline, a new log file per file group it touches named by the clean's instant,
+    no other file of the metadata table changed, nothing in partition_stats, record_index or the
+    secondary indexes; column_stats stubs for every deleted file, with `valueType` on version 9."""
+    mdt = base / ".hoodie" / "metadata"
+    added = sorted(set(_all_files(mdt)) - set(before))
+    assert all(before[k] == v for k, v in _all_files(mdt).items() if k in before)
+    if instant_time is None:
+        assert added == []
+        return
+    folder = Path(".hoodie") / "timeline"
+    states = sorted(a for a in added if a.startswith(str(folder)))
+    completed = [s for s in states if s.endswith(".deltacommit") and "_" in Path(s).name]
+    assert [Path(s).name for s in states if s not in completed] == [
+        f"{instant_time}.deltacommit.inflight", f"{instant_time}.deltacommit.requested"]
+    assert len(completed) == 1 and Path(completed[0]).name.startswith(f"{instant_time}_")
+    logs = [a for a in added if not a.startswith(".hoodie")]
+    assert logs and all(Path(a).name.startswith(".") and f"_{instant_time}.log.1_" in a for a in logs)
+    assert {a.split("/")[0] for a in logs} <= {"files", "column_stats", "bloom_filters"}
+    if any(a.startswith("column_stats/") for a in logs):
+        from hudi_assets.logformat import read_blocks
+        from hudi_assets.logformat.hfile_block import decode_hfile_data_block
+
+        stats = [v["ColumnStatsMetadata"] for a in logs if a.startswith("column_stats/")
+                 for b in read_blocks((mdt / a).read_bytes(), a)
+                 for _, v in decode_hfile_data_block(b, path=a)]
+        assert stats and all(s["isDeleted"] for s in stats)
+        expected = {"typeOrdinal": 1, "additionalInfo": None} if table.config.table_version == 9 else None
+        assert all(s.get("valueType") == expected for s in stats)
