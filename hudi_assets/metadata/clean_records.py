@@ -15,8 +15,9 @@ clean, id 10329564, and HoodieColumnRangeMetadata.stub @017a4cc0) differs:
 - `column_stats`: a stub per indexed column of every deleted file, log files included; the columns
   are the `column_stats` index definition's source fields (`.hoodie/.index_defs/index.json`) where
   there is one. On version 9 (column stats V2) a stub carries `valueType` NULL.
-- `expression_index_*`: per index definition, bloom-filter or column-stats delete records (of the
-  definition's source fields), in the index's own partition.
+- expression indexes (`expr_index_*`, HoodieTableMetadataUtil.PARTITION_NAME_EXPRESSION_INDEX_PREFIX):
+  per index definition, bloom-filter or column-stats delete records (of the definition's source
+  fields), in the index's own partition.
 - `partition_stats`, `record_index`, `secondary_index_*`: untouched (their `buildClean` returns nothing).
 - A deleted partition's `files` record is a delete in Hudi 1.x; hudi-assets writes no delete blocks, so
   it records the partition's files deleted as 0.15 does, and `__all_partitions__` drops it either way.
@@ -59,7 +60,7 @@ UPDATABLE_PARTITIONS = frozenset({FILES, COLUMN_STATS, BLOOM_FILTERS, RECORD_IND
 # Hudi 1.x partitions a clean leaves alone (prefixes: one partition per index definition).
 PARTITION_STATS = "partition_stats"
 UNTOUCHED_1X = (PARTITION_STATS, "secondary_index_")
-EXPRESSION_INDEX = "expression_index_"
+EXPRESSION_INDEX = "expr_index_"  # the issue says expression_index_*; 1.x names them expr_index_*
 # Table versions whose metadata table hudi-assets writes: each with the data table of its version.
 WRITTEN_METADATA_VERSIONS = frozenset({6, 8, 9})
 # Table versions whose clean records follow Hudi 1.x (see the module docstring).
@@ -183,7 +184,7 @@ def _configured_columns(table: HoodieTable) -> list[str]:
 
 def _records_1x(table: HoodieTable, partitions: set[str], cleaned: Mapping[str, list[str]],
                 base_files: list[tuple[str, str]], instant_time: str) -> list[MetadataRecord]:
-    """The `column_stats` and `expression_index_*` records of a Hudi 1.x clean (module docstring)."""
+    """The `column_stats` and `expr_index_*` records of a Hudi 1.x clean (module docstring)."""
     definitions = index_definitions(table)
     value_type = NULL_VALUE_TYPE if table.config.table_version >= 9 else None
     every_file = [(p, n) for p, names in cleaned.items() for n in names]
