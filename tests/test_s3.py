@@ -63,15 +63,24 @@ def test_real_table_timeline_on_s3_matches_local(s3, real_tables):
     ]
 
 
-def test_v8_table_on_s3_reads_its_timeline_and_refuses_clean(s3, real_tables):
+def test_v8_table_on_s3_reads_its_timeline_plans_its_clean_and_refuses_archive(s3, real_tables):
     if V8_TABLE not in real_tables:
         pytest.skip("../shared is absent")
     uri = upload_tree(s3, real_tables[V8_TABLE], "tables", V8_TABLE)
     table = HoodieTable(uri, s3)
     local = HoodieTable(str(real_tables[V8_TABLE]))
     assert table.active_timeline.completion_times == local.active_timeline.completion_times
-    with pytest.raises(UnsupportedTableError, match="clean of table version 8"):
-        table.maintenance.clean(dry_run=True)
+    with pytest.raises(UnsupportedTableError, match="archive of table version 8"):
+        table.maintenance.archive(dry_run=True)
+    conf = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": 1}
+    remote = HoodieTable(uri, s3, hoodie_conf=conf).maintenance.clean(dry_run=True).plan
+    here = HoodieTable(str(real_tables[V8_TABLE]), hoodie_conf=conf).maintenance.clean(dry_run=True).plan
+
+    def names(plan):
+        planned = plan.file_paths_to_delete.items()
+        return {p: [f.file_path.rpartition("/")[2] for f in files] for p, files in planned}
+
+    assert names(remote) == names(here) and here.total_files > 0
 
 
 def test_batch_delete_client_reaches_what_pyarrow_reaches():

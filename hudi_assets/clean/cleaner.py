@@ -312,7 +312,8 @@ class Cleaner:
         first = next((c for c in pending if c.plan is not None), None)
 
         def encode_inflight() -> None:
-            if first is not None and first.instant.is_requested:
+            if first is not None and first.instant.is_requested and \
+                    table.active_timeline.clean_inflight_holds_plan:
                 inflight[first.instant.timestamp] = first.plan.serialize()
 
         report = self._validate_pending(pending, encode_inflight)
@@ -362,12 +363,13 @@ class Cleaner:
         heartbeat = HeartbeatConfig.from_write_config(table.write_config)
         rollbacker = Rollbacker(table, self.engine, self.clock, self.listener,
                                 metadata=MetadataTableSink(table))
-        if failed_writes(table, heartbeat, rollbacker.now_ms()) or pending_rollbacks(table):
-            pending = self.pending()
-            if any(p.plan is not None for p in pending) and not self._validate_pending(pending).safe:
-                log.warning("%s: failed writes are not rolled back while a pending clean plan is refused",
-                            table.base_path)
-                return
+        if not (failed_writes(table, heartbeat, rollbacker.now_ms()) or pending_rollbacks(table)):
+            return  # nothing to roll back (a table version without rollback yet is not refused for it)
+        pending = self.pending()
+        if any(p.plan is not None for p in pending) and not self._validate_pending(pending).safe:
+            log.warning("%s: failed writes are not rolled back while a pending clean plan is refused",
+                        table.base_path)
+            return
         rollbacker.rollback_failed_writes(lock)
 
     def clean(self) -> CleanResult:

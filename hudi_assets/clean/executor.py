@@ -1,12 +1,14 @@
 """`CleanActionExecutor`: carries out validated clean plans (Hudi's CleanActionExecutor).
 
 Execution of one pending clean: requested -> inflight (the plan as read, upgraded to v2, as Hudi
-writes it) -> delete the files on the engine (with their Hadoop `.crc` companions) -> delete the
-partitions in `partitionsToBeDeleted` (partitioned tables only, as Hudi) -> on a table with a
-metadata table, the metadata deltacommit `<t>` recording the deletes (`metadata.writer`) ->
-`<t>.clean` (HoodieCleanMetadata v2). A file that could not be deleted is recorded in `failedDeleteFiles` and
-the clean completes, as in Hudi; `DeleteFailedError` then names the files (the next clean retries
-them). Deciding what is safe is `clean.validation`'s job; this module only acts on its verdict.
+0.x writes it; empty on timeline layout 2, as Hudi 1.x writes it) -> delete the files on the engine
+(with their Hadoop `.crc` companions) -> delete the partitions in `partitionsToBeDeleted`
+(partitioned tables only, as Hudi) -> on a table with a metadata table, the metadata deltacommit
+`<t>` recording the deletes (`metadata.writer`) -> `<t>.clean` (HoodieCleanMetadata v2; on layout 2
+`<t>_<completion time>.clean`, the completion time from the layout's time generator, under the
+table lock). A file that could not be deleted is recorded in `failedDeleteFiles` and the clean
+completes, as in Hudi; `DeleteFailedError` then names the files (the next clean retries them).
+Deciding what is safe is `clean.validation`'s job; this module only acts on its verdict.
 """
 
 from __future__ import annotations
@@ -136,12 +138,14 @@ class CleanActionExecutor:
     def _execute(self, instant: Instant, plan: CleanerPlan, validated: ValidatedPlan,
                  inflight_data: bytes | None) -> ExecutedClean:
         storage = self.table.storage
-        timeline = self.table.active_timeline
         self.check_no_newer_writes(plan, validated.files)
+        timeline = self.table.active_timeline  # as the check just read it, under the table lock
         started = time.monotonic()
         if instant.is_requested:
             inflight = instant.with_state(State.INFLIGHT)
-            data = plan.serialize() if inflight_data is None else inflight_data
+            data = b""
+            if timeline.clean_inflight_holds_plan:
+                data = plan.serialize() if inflight_data is None else inflight_data
             storage.create_if_absent(timeline.state_file_path(inflight), data)
         self.listener.reached(Step.CLEAN_INFLIGHT)
         failed = self._delete_files(validated.files)
@@ -175,7 +179,7 @@ class CleanActionExecutor:
         self.listener.reached(Step.CLEAN_COMPLETE)
         completed = Instant(instant.timestamp, CLEAN, State.COMPLETED)
         data = serialize_clean_metadata(record)
-        if not storage.create_if_absent(timeline.state_file_path(completed), data):
+        if not storage.create_if_absent(timeline.new_state_file_path(completed), data):
             log.info("%s already completed by another writer", completed.file_name)
         log.info("clean %s completed: %d files deleted", instant.timestamp, record["totalFilesDeleted"])
         self.listener.finished(ServiceRun(CLEAN, instant.timestamp, taken, self.table.is_metadata_table,

@@ -43,6 +43,9 @@ from hudi_assets.timeline.instant_time import wall_clock
 from hudi_assets.timeline.savepoint import completed_savepoints
 
 log = logging.getLogger(__name__)
+# Table versions (Hudi 1.x) whose incremental clean lists every partition once a savepoint the last
+# clean recorded is gone.
+_FULL_LISTING_AFTER_SAVEPOINT_DELETE = frozenset({8, 9})
 
 
 # ------------------------------------------------------------------------- per-partition decisions
@@ -292,8 +295,23 @@ class CleanPlanner:
                     previous = clean.get("earliestCommitToRetain") or ""
                     commits = self.timeline.commits_timeline()
                     if previous and not commits.is_before_timeline_starts(previous):
+                        if self._lists_all_after_savepoint_deletes() and self._removed_savepoints(clean):
+                            log.info("a savepoint was removed since the last clean: full listing")
+                            return None
                         return self.incremental_partitions(clean, previous, ectr)
         return None
+
+    def _lists_all_after_savepoint_deletes(self) -> bool:
+        """Hudi 1.x (table versions 8, 9) scans every partition when a savepoint the last clean
+        recorded is gone (CleanPlanner.isAnySavepointDeleted); 0.15 adds that savepoint's partitions."""
+        return self.table.config.table_version in _FULL_LISTING_AFTER_SAVEPOINT_DELETE
+
+    def _removed_savepoints(self, clean: dict) -> list[str]:
+        """The savepoints the last clean recorded (`savepointed_timestamps`) that are gone now."""
+        extra = clean.get("extraMetadata") or {}
+        before = [t for t in (extra.get(SAVEPOINTED_TIMESTAMPS) or "").split(",") if t]
+        current = set(self.savepointed_timestamps())
+        return [t for t in before if t not in current]
 
     def all_partitions(self) -> list[str]:
         if self.metadata is not None:
@@ -320,10 +338,7 @@ class CleanPlanner:
                     found.update(dict.fromkeys(self._partitions_of(instant)))
         if not self.table.config.is_partitioned:
             return list(found)
-        extra = clean.get("extraMetadata") or {}
-        before = [t for t in (extra.get(SAVEPOINTED_TIMESTAMPS) or "").split(",") if t]
-        current = set(self.savepointed_timestamps())
-        for removed in (t for t in before if t not in current):
+        for removed in self._removed_savepoints(clean):
             instant = next((i for i in self.commit_timeline if i.timestamp == removed), None)
             if instant is None:
                 log.warning("savepoint %s was removed and its commit archived: skipped", removed)

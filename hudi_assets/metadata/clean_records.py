@@ -9,12 +9,26 @@ for `HoodieCleanMetadata`), and which metadata tables a clean can keep in step.
   columns are a writer setting: `hoodie.metadata.index.column.stats.column.list` when given, else the
   columns the index holds stats of for that file.
 - `record_index`: untouched (a clean deletes no live record).
+
+Hudi 1.x (table versions 8, 9; apache/hudi HoodieTableMetadataUtil.convertMetadataToRecords for
+clean, id 10329564, and HoodieColumnRangeMetadata.stub @017a4cc0) differs:
+- `column_stats`: a stub per indexed column of every deleted file, log files included; the columns
+  are the `column_stats` index definition's source fields (`.hoodie/.index_defs/index.json`) where
+  there is one. On version 9 (column stats V2) a stub carries `valueType` NULL.
+- expression indexes (`expr_index_*`, HoodieTableMetadataUtil.PARTITION_NAME_EXPRESSION_INDEX_PREFIX):
+  per index definition, bloom-filter or column-stats delete records (of the definition's source
+  fields), in the index's own partition.
+- `partition_stats`, `record_index`, `secondary_index_*`: untouched (their `buildClean` returns nothing).
+- A deleted partition's `files` record is a delete in Hudi 1.x; hudi-assets writes no delete blocks, so
+  it records the partition's files deleted as 0.15 does, and `__all_partitions__` drops it either way.
 """
 
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from fastavro import schemaless_reader
@@ -29,6 +43,7 @@ from hudi_assets.logformat.hfile_block import avro_schema
 from hudi_assets.metadata.file_group import valid_log_blocks
 from hudi_assets.metadata.keys import BLOOM_FILTERS, COLUMN_STATS, FILES, RECORD_INDEX, bloom_filter_key
 from hudi_assets.metadata.payloads import (
+    NULL_VALUE_TYPE,
     MetadataRecord,
     bloom_filter_delete_record,
     column_stats_delete_record,
@@ -42,7 +57,41 @@ from hudi_assets.timeline.instant import COMPACTION, LOG_COMPACTION
 from hudi_assets.timeline.timeline import ActiveTimeline
 
 UPDATABLE_PARTITIONS = frozenset({FILES, COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX})
+# Hudi 1.x partitions a clean leaves alone (prefixes: one partition per index definition).
+PARTITION_STATS = "partition_stats"
+UNTOUCHED_1X = (PARTITION_STATS, "secondary_index_")
+EXPRESSION_INDEX = "expr_index_"  # the issue says expression_index_*; 1.x names them expr_index_*
+# Table versions whose metadata table hudi-assets writes: each with the data table of its version.
+WRITTEN_METADATA_VERSIONS = frozenset({6, 8, 9})
+# Table versions whose clean records follow Hudi 1.x (see the module docstring).
+_RECORDS_1X = frozenset({8, 9})
+INDEX_DEFINITIONS = ".hoodie/.index_defs/index.json"
 _ID_LENGTH = 12  # base64 of a 64-bit ColumnIndexID, the prefix of a column_stats key
+
+
+def index_definitions(table: HoodieTable) -> dict[str, dict[str, Any]]:
+    """The table's index definitions (Hudi 1.x `hoodie.table.index.defs.path`), by index name; none
+    when the table has no such file."""
+    rel = table.config.get("hoodie.table.index.defs.path") or INDEX_DEFINITIONS
+    if not table.storage.exists(rel):
+        return {}
+    try:
+        definitions = json.loads(table.storage.read(rel)).get("indexDefinitions") or {}
+    except (ValueError, AttributeError) as exc:
+        raise CorruptFileError(table.storage.uri(rel), f"is not JSON of index definitions: {exc}") from exc
+    if not isinstance(definitions, dict):
+        raise CorruptFileError(table.storage.uri(rel), "indexDefinitions is not an object")
+    return definitions
+
+
+def _updatable(table: HoodieTable, definitions: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """The metadata partitions a clean of `table` keeps in step or leaves alone as Hudi does."""
+    if table.config.table_version not in _RECORDS_1X:
+        return set(UPDATABLE_PARTITIONS)
+    expression = {name for name, d in definitions.items() if name.startswith(EXPRESSION_INDEX)
+                  and str(d.get("indexType", "")).lower() in (BLOOM_FILTERS, COLUMN_STATS)}
+    return {p for p in table.config.metadata_partitions
+            if p in UPDATABLE_PARTITIONS or p.startswith(UNTOUCHED_1X) or p in expression}
 
 
 def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> HoodieTable:
@@ -52,12 +101,14 @@ def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> Hood
     metadata table it opened, for the run to write through (`MetadataTableWriter`)."""
     config = table.config
     where = table.storage.uri(PROPERTIES_FILE)
-    unknown = sorted(set(config.metadata_partitions) - UPDATABLE_PARTITIONS)
+    updatable = _updatable(table, index_definitions(table))
+    unknown = sorted(set(config.metadata_partitions) - updatable)
     if unknown:
         raise UnsupportedTableError(
             f"{where}: the metadata table has partition(s) {', '.join(unknown)}, which hudi-assets cannot "
-            f"keep in step with a {action} (it updates {', '.join(sorted(UPDATABLE_PARTITIONS))}); let Hudi "
-            f"{action} this table")
+            f"keep in step with a {action} (it updates {', '.join(sorted(UPDATABLE_PARTITIONS))}"
+            f"{' and leaves partition_stats and secondary indexes alone' if len(updatable) > 4 else ''}); "
+            f"let Hudi {action} this table")
     building = [p for p in (config.get("hoodie.table.metadata.partitions.inflight") or "").split(",") if p]
     if building:
         raise UnsupportedTableError(
@@ -68,9 +119,13 @@ def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> Hood
         raise UnsupportedTableError(
             f"{where} lists metadata partitions but {table.storage.uri(mdt_properties)} is missing")
     mdt = HoodieTable(f"{table.base_path}/{METADATA_FOLDER}", table.storage.options)
-    if mdt.config.table_version != 6:
+    if mdt.config.table_version not in WRITTEN_METADATA_VERSIONS or \
+            mdt.config.table_version != config.table_version:
         raise UnsupportedTableError(f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version "
-                                    f"{mdt.config.table_version}; only version 6 is written")
+                                    f"{mdt.config.table_version} beside data table version "
+                                    f"{config.table_version}; "
+                                    "hudi-assets writes a metadata table of its data table's version "
+                                    f"({', '.join(map(str, sorted(WRITTEN_METADATA_VERSIONS)))})")
     refuse_pending_compaction(mdt, action)
     return mdt
 
@@ -111,13 +166,48 @@ def clean_records(table: HoodieTable, clean_metadata: Mapping[str, Any], instant
                   if not n.startswith(".") and parse_base_file_name(n) is not None]
     if BLOOM_FILTERS in partitions:
         records += [bloom_filter_delete_record(p, n, instant_time) for p, n in base_files]
+    if table.config.table_version in _RECORDS_1X:
+        return records + _records_1x(table, partitions, cleaned, base_files, instant_time)
     if COLUMN_STATS in partitions:
         parquet = [(p, n) for p, n in base_files if n.endswith(".parquet")]
-        configured = [c.strip() for c in table.write_config.get(opt.METADATA_COLUMN_STATS_COLUMNS).split(",")
-                      if c.strip()]
+        configured = _configured_columns(table)
         columns = ({f: configured for f in parquet} if configured
                    else indexed_columns(MetadataTable(table.storage), parquet))
         records += [column_stats_delete_record(p, n, c) for p, n in parquet for c in columns.get((p, n), [])]
+    return records
+
+
+def _configured_columns(table: HoodieTable) -> list[str]:
+    listed = table.write_config.get(opt.METADATA_COLUMN_STATS_COLUMNS)
+    return [c.strip() for c in listed.split(",") if c.strip()]
+
+
+def _records_1x(table: HoodieTable, partitions: set[str], cleaned: Mapping[str, list[str]],
+                base_files: list[tuple[str, str]], instant_time: str) -> list[MetadataRecord]:
+    """The `column_stats` and `expr_index_*` records of a Hudi 1.x clean (module docstring)."""
+    definitions = index_definitions(table)
+    value_type = NULL_VALUE_TYPE if table.config.table_version >= 9 else None
+    every_file = [(p, n) for p, names in cleaned.items() for n in names]
+
+    def stubs(columns_of: Mapping[tuple[str, str], list[str]], into: str) -> list[MetadataRecord]:
+        return [replace(column_stats_delete_record(p, n, c, value_type), partition=into)
+                for p, n in every_file for c in columns_of.get((p, n), [])]
+
+    records: list[MetadataRecord] = []
+    if COLUMN_STATS in partitions and every_file:
+        fields = list((definitions.get(COLUMN_STATS) or {}).get("sourceFields") or _configured_columns(table))
+        columns = ({f: fields for f in every_file} if fields
+                   else indexed_columns(MetadataTable(table.storage), every_file))
+        records += stubs(columns, COLUMN_STATS)
+    for name, definition in definitions.items():
+        if not name.startswith(EXPRESSION_INDEX) or name not in partitions:
+            continue
+        if str(definition.get("indexType", "")).lower() == BLOOM_FILTERS:
+            records += [replace(bloom_filter_delete_record(p, n, instant_time), partition=name)
+                        for p, n in base_files]
+        else:
+            fields = list(definition.get("sourceFields") or [])
+            records += stubs({f: fields for f in every_file}, name)
     return records
 
 

@@ -159,6 +159,16 @@ def _parsed() -> Schema:
     return parse_schema(json.loads(METADATA_RECORD_SCHEMA))
 
 
+def with_meta_fields(writer_schema: str) -> str:
+    """A metadata table's block schema (the SCHEMA header) from its writer schema (a deltacommit's
+    `schema` extra metadata): the five meta fields in front, as the append handle adds them. Checked
+    equal to the headers Hudi 1.1 wrote."""
+    schema = json.loads(writer_schema)
+    meta = [f for f in _schema()["fields"] if f["name"] in META_FIELDS]
+    schema["fields"] = meta + schema["fields"]
+    return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+
+
 @dataclass(frozen=True)
 class MetadataRecord:
     """One record for a metadata partition: its key and its `HoodieMetadataRecord` fields (key excluded)."""
@@ -176,10 +186,11 @@ class MetadataRecord:
         value.update(self.fields)
         return value
 
-    def encode(self) -> bytes:
-        """Plain Avro binary of `to_avro()` with `METADATA_RECORD_SCHEMA`."""
+    def encode(self, schema: Schema | None = None) -> bytes:
+        """Plain Avro binary of `to_avro()` with `METADATA_RECORD_SCHEMA`, or with `schema` (a
+        metadata table's own, parsed): fields newer than 0.15 take their defaults."""
         out = io.BytesIO()
-        schemaless_writer(out, _parsed(), self.to_avro())
+        schemaless_writer(out, schema or _parsed(), self.to_avro())
         return out.getvalue()
 
 
@@ -258,9 +269,19 @@ def column_stats_record(partition: str, file_name: str, stats: ColumnRange,
                           COLUMN_STATS_TYPE, {"ColumnStatsMetadata": value})
 
 
-def column_stats_delete_record(partition: str, file_name: str, column: str) -> MetadataRecord:
-    """What a clean writes for one indexed column of a deleted base file."""
-    return column_stats_record(partition, file_name, ColumnRange.stub(column), is_deleted=True)
+# HoodieColumnRangeMetadata.NULL_METADATA's HoodieValueTypeInfo (ValueType.NULL, ordinal 1: the ordinals
+# of the Java-written v9 records, BOOLEAN 2 ... STRING 7 ... DATE 12, place NONE 0 and NULL 1 before them).
+NULL_VALUE_TYPE = {"typeOrdinal": 1, "additionalInfo": None}
+
+
+def column_stats_delete_record(partition: str, file_name: str, column: str,
+                               value_type: Mapping[str, Any] | None = None) -> MetadataRecord:
+    """What a clean writes for one indexed column of a deleted file; `value_type`: the stub's
+    `valueType` (Hudi 1.1, column stats V2 schema: `NULL_VALUE_TYPE`), None on older schemas."""
+    record = column_stats_record(partition, file_name, ColumnRange.stub(column), is_deleted=True)
+    if value_type is not None:
+        record.fields["ColumnStatsMetadata"]["valueType"] = dict(value_type)
+    return record
 
 
 def bloom_filter_record(partition: str, file_name: str, instant_time: str, bloom_type: str,

@@ -12,6 +12,16 @@ An instant already on the metadata timeline, completed or not, is a retry after 
 back first (planned, un-published if completed, then logged out by rollback command blocks) and then
 written again. Readers ignore its blocks meanwhile: a metadata deltacommit counts only once the data
 instant of the same time completes.
+
+Table versions 8 and 9 (Hudi 1.x, observed on the Java-written tables of ../shared and read in
+apache/hudi's HoodieAppendHandle / WriteMarkers of 1.0.x): every deltacommit writes NEW log files,
+`.<fileId>_<deltacommit>.log.1_<token>`, one per file group it touches, each after its
+`<log file>.marker.CREATE` marker; the inflight holds empty Avro commit metadata (UPSERT_PREPPED);
+a write stat names the deltacommit as `prevCommit` and no base file; the completed instant is
+`<t>_<completion>.deltacommit` in Avro; records are encoded with the metadata table's own schema (the
+latest deltacommit's `schema`, meta fields in front for the block), so a v9 table's column stats carry
+`valueType`. A retry after a crash removes what the earlier attempt wrote (its completed file first,
+then its log files, then its pending states): every file of it is its own, nothing was appended.
 """
 
 from __future__ import annotations
@@ -22,14 +32,21 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from fastavro.types import Schema
+
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
 from hudi_assets.listener import QUIET, Listener, ServiceRun, Step
 from hudi_assets.logformat import LogFileName, encode_block
-from hudi_assets.logformat.hfile_block import encode_hfile_data_block
+from hudi_assets.logformat.hfile_block import avro_schema, encode_hfile_data_block
 from hudi_assets.metadata.clean_records import refuse_pending_compaction
 from hudi_assets.metadata.file_group import BlockFilter, MetadataFileSlice, latest_file_slices
 from hudi_assets.metadata.keys import file_group_index
-from hudi_assets.metadata.payloads import METADATA_RECORD_SCHEMA, WRITER_SCHEMA, MetadataRecord
+from hudi_assets.metadata.payloads import (
+    METADATA_RECORD_SCHEMA,
+    WRITER_SCHEMA,
+    MetadataRecord,
+    with_meta_fields,
+)
 from hudi_assets.metadata.table import METADATA_FOLDER
 from hudi_assets.rollback.executor import ROLLBACK_WRITE_TOKEN, RollbackActionExecutor
 from hudi_assets.rollback.markers import delete_marker_dir, marker_dir
@@ -50,6 +67,8 @@ log = logging.getLogger(__name__)
 WRITE_TOKEN = ROLLBACK_WRITE_TOKEN
 UPSERT_PREPPED = "UPSERT_PREPPED"
 HFILE = ".hfile"
+# Table versions whose deltacommits write new log files named by themselves (Hudi 1.x).
+NEW_LOG_FILES_PER_DELTACOMMIT = frozenset({8, 9})
 
 @dataclass
 class _Target:
@@ -86,6 +105,8 @@ class MetadataTableWriter:
         """Write `records` as deltacommit `instant_time`; returns the completed commit metadata."""
         started = time.monotonic()
         mdt = self.open()
+        if mdt.config.table_version in NEW_LOG_FILES_PER_DELTACOMMIT:
+            return self._commit_new_logs(instant_time, records)
         timeline = refuse_pending_compaction(mdt, "write a deltacommit")
         if any(i.timestamp == instant_time for i in timeline.commits_timeline()):
             self.roll_back(instant_time)
@@ -112,6 +133,70 @@ class MetadataTableWriter:
         delete_marker_dir(self.storage, instant_time)
         log.info("metadata table deltacommit %s: %d log blocks", instant_time, len(by_group))
         return metadata
+
+    def _commit_new_logs(self, instant_time: str, records: Iterable[MetadataRecord]) -> CommitMetadata:
+        """`commit` on table versions 8 and 9 (module docstring)."""
+        mdt = self.open()
+        timeline = refuse_pending_compaction(mdt, "write a deltacommit")
+        if any(i.timestamp == instant_time for i in timeline.commits_timeline()):
+            self._remove_attempt(instant_time, timeline)
+            timeline = mdt.reload_timeline()
+        writer_schema = _writer_schema(timeline, self.storage.uri(".hoodie"))
+        block_schema = with_meta_fields(writer_schema)
+        parsed = avro_schema(block_schema, self.storage.uri(".hoodie"), "the metadata table's schema")
+        by_group = self._route(records, timeline)
+        requested = Instant(instant_time, DELTA_COMMIT, State.REQUESTED)
+        serde = timeline.commit_metadata_serde
+        self.storage.create_if_absent(timeline.new_state_file_path(requested), b"")
+        self.listener.reached(Step.MDT_REQUESTED)
+        self.storage.create_if_absent(timeline.new_state_file_path(requested.with_state(State.INFLIGHT)),
+                                      serde.serialize(CommitMetadata({}, False, {}, UPSERT_PREPPED)))
+        stats: dict[str, list[WriteStat]] = defaultdict(list)
+        for count, target in enumerate(by_group, 1):
+            stats[target.file_slice.partition].append(
+                self._write_new_log(instant_time, target, block_schema, parsed))
+            self.listener.reached(Step.MDT_BLOCK_WRITTEN, count)
+        metadata = CommitMetadata(dict(stats), False, {"schema": writer_schema}, UPSERT_PREPPED)
+        completed = requested.with_state(State.COMPLETED)
+        self.storage.create_if_absent(timeline.new_state_file_path(completed), serde.serialize(metadata))
+        self.listener.reached(Step.MDT_COMPLETED)
+        delete_marker_dir(self.storage, instant_time)
+        log.info("metadata table deltacommit %s: %d log files", instant_time, len(by_group))
+        return metadata
+
+    def _write_new_log(self, instant_time: str, target: _Target, block_schema: str,
+                       parsed: Schema) -> WriteStat:
+        """One HFILE_DATA block in a new log file named by the deltacommit, after its CREATE marker."""
+        partition, file_id = target.file_slice.partition, target.file_slice.file_id
+        name = LogFileName(file_id, instant_time, "log", 1, WRITE_TOKEN).format()
+        self.storage.create_if_absent(f"{marker_dir(instant_time)}/{partition}/{name}.marker.CREATE", b"")
+        block = encode_hfile_data_block(((r.key, r.encode(parsed)) for r in target.records), instant_time,
+                                        block_schema)
+        data = encode_block(block)
+        if not self.storage.create_if_absent(f"{partition}/{name}", data):
+            raise HudiAssetsError(f"{self.storage.uri(f'{partition}/{name}')} already exists")
+        return WriteStat.new(
+            fileId=file_id, path=f"{partition}/{name}", prevCommit=instant_time,
+            numWrites=len(target.records), numUpdateWrites=len(target.records),
+            totalWriteBytes=len(data), partitionPath=partition,
+            fileSizeInBytes=len(data), logVersion=1, logOffset=0, baseFile="", logFiles=[name])
+
+    def _remove_attempt(self, instant_time: str, timeline: ActiveTimeline) -> None:
+        """Undo an earlier attempt of deltacommit `instant_time` on versions 8/9: its completed file
+        first (readers ignored it anyway: the data instant did not complete), then the log files named
+        by it, then its pending state files and markers."""
+        states = [i for i in timeline.raw_instants
+                  if i.timestamp == instant_time and i.action == DELTA_COMMIT]
+        completed = [timeline.state_file_path(i) for i in states if i.is_completed]
+        self.storage.delete_checked(completed)
+        for partition in self.data_table.config.metadata_partitions:
+            parsed = map(LogFileName.parse, self.storage.list_names(partition)[0])
+            self.storage.delete_checked(f"{partition}/{name.format()}" for name in parsed
+                                        if name is not None and name.base_instant == instant_time)
+        pending = [timeline.state_file_path(i) for i in reversed(states) if not i.is_completed]
+        self.storage.delete_checked(pending)
+        delete_marker_dir(self.storage, instant_time)
+        log.info("removed the earlier attempt of metadata table deltacommit %s", instant_time)
 
     # ------------------------------------------------------------------------------- routing
     def _route(self, records: Iterable[MetadataRecord], timeline: ActiveTimeline) -> list[_Target]:
@@ -211,6 +296,16 @@ def _plan_from_commit(timeline: ActiveTimeline, instant: Instant) -> RollbackPla
         requests.append(RollbackRequest(partition, stat.file_id, stat.prev_commit or "",
                                         log_blocks_to_delete=sizes))
     return RollbackPlan(instant.timestamp, instant.action, tuple(requests))
+
+
+def _writer_schema(timeline: ActiveTimeline, where: str) -> str:
+    """The metadata table's own record schema: the `schema` of its latest completed deltacommit that
+    has one (Hudi writes `HoodieMetadataRecord.getClassSchema()` there)."""
+    for instant in reversed(timeline.filter_completed().filter_actions({DELTA_COMMIT}).instants):
+        schema = commit_metadata(timeline, instant).extra_metadata.get("schema")
+        if schema:
+            return schema
+    raise CorruptFileError(where, "no completed deltacommit of the metadata table records its schema")
 
 
 def _workload(targets: list[_Target]) -> CommitMetadata:

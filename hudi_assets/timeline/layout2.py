@@ -134,6 +134,7 @@ class LayoutTwoTimeline(ActiveTimeline):
     (a legacy instant's: its file's modification time), `legacy` holds the legacy instants' times."""
 
     commit_metadata_serde: ClassVar[CommitMetadataSerDeV2] = CommitMetadataSerDeV2()
+    clean_inflight_holds_plan: ClassVar[bool] = False
 
     def __init__(self, storage: Storage, state_files: dict[Instant, FileStatus], folder: str,
                  completion_times: dict[str, str], *, legacy: frozenset[str] = frozenset(),

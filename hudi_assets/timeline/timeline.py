@@ -172,6 +172,9 @@ class ActiveTimeline(Timeline):
     """
 
     commit_metadata_serde: ClassVar[CommitMetadataSerDe] = COMMIT_METADATA_SERDE_V1
+    # Whether a clean's `.inflight` repeats its plan (Hudi 0.x) or is written empty (Hudi 1.x's
+    # ActiveTimelineV2.transitionCleanRequestedToInflight writes Option.empty()).
+    clean_inflight_holds_plan: ClassVar[bool] = True
 
     def __init__(self, storage: Storage, state_files: dict[Instant, FileStatus], folder: str = METAFOLDER):
         self.storage = storage

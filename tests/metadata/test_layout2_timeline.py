@@ -40,7 +40,8 @@ def test_timeline_folder_and_versions():
     v6 = TableConfig({"hoodie.timeline.layout.version": "1"})
     assert timeline_layout(v6).paths.timeline_path(v6) == ".hoodie"
     v9.check_supported("props")
-    with pytest.raises(UnsupportedTableError, match="clean of table version 9"):
-        v9.check_service("clean", "props")
+    v9.check_service("clean", "props")
+    with pytest.raises(UnsupportedTableError, match="archive of table version 9"):
+        v9.check_service("archive", "props")
     with pytest.raises(UnsupportedTableError, match="table version 7 is not supported"):
         TableConfig({"hoodie.table.version": "7"}).check_supported("props")

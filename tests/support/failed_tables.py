@@ -79,3 +79,10 @@ def decode_with(path: Path, schema: dict) -> dict:
         records = list(fastavro.reader(fh, reader_schema=schema))
     assert len(records) == 1
     return records[0]
+
+
+def clean_schemas() -> dict[str, dict]:
+    """Hudi's HoodieCleanerPlan and HoodieCleanMetadata .avsc, parsed by fastavro (or skip)."""
+    named: dict = {}
+    _reference("HoodieCleanPartitionMetadata", named)
+    return {name: _reference(name, named) for name in ("HoodieCleanerPlan", "HoodieCleanMetadata")}
