@@ -7,6 +7,9 @@ every file of an instant neither timeline knows. On table version 6 a log file's
 slice's *base* instant, not the deltacommit that wrote it, so per-instant matching would take every
 log file for an orphan: here a file is owned when any completed write, active or archived, lists it,
 or a completed rollback names it (a failed block and the command block voiding it stay together).
+A failed append no rollback names is an orphan: Hudi 0.15 rolls back an APPEND marker naming the
+slice's base file (pre-HUDI-1517 writers) by logging out the slice's *latest* log file, which a later
+deltacommit may have written; the failed file's block is still voided by the command block's instant.
 
 A candidate is then held back (never touched) by the guards Hudi lacks: a live heartbeat, markers or
 a pending plan naming it, a pending write that may own a log file, the metadata table listing it, a
@@ -76,8 +79,13 @@ class Ownership:
         action = self.completed.get(instant)
         if action is not None:
             # Hudi skips a completed instant without write stats (a clean, a rollback, an empty commit).
-            return Candidate(rel, instant, f"not listed by the completed {action} {instant}") \
-                if action in COMMIT_ACTIONS and instant not in self.silent else None
+            if action not in COMMIT_ACTIONS or instant in self.silent:
+                return None
+            if LogFile.parse(name[1:-4] if is_checksum_file(name) else name) is not None:
+                # any deltacommit since the slice's base instant may have written it, not that instant
+                return Candidate(rel, instant, "no completed write or rollback lists this log file of "
+                                               f"the slice at {action} {instant}")
+            return Candidate(rel, instant, f"not listed by the completed {action} {instant}")
         if self.oldest is None or instant < self.oldest:
             raise HudiInputError(
                 f"{rel}: written at instant {instant}, older than every instant the active and archived "
