@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from hudi_assets.exceptions import CorruptFileError, HudiInputError, PathOutsideTableError
@@ -123,13 +124,12 @@ def load_ownership(table: HoodieTable) -> Ownership:
             continue
         completed[instant.timestamp] = instant.action
         if instant.action in COMMIT_ACTIONS:
-            written = metadata.commit_metadata(active, instant).written_paths
-            listed[instant.timestamp] = [p for p in written if p]
+            listed[instant.timestamp] = metadata.written_paths(active, instant)
         elif instant.action == ROLLBACK:
             listed[instant.timestamp] = [*_rollback_paths(metadata.completed_metadata(active, instant))]
     known = [*completed, *pending]
     silent = frozenset(t for t, action in completed.items() if action in COMMIT_ACTIONS and not listed.get(t))
-    owned = frozenset(p for paths in listed.values() for p in paths)
+    owned = frozenset(chain.from_iterable(listed.values()))
     return Ownership(owned, completed, silent, pending, min(known) if known else None)
 
 
@@ -242,7 +242,7 @@ def changed_since(table: HoodieTable, ownership: Ownership, orphans: Iterable[Or
     for instant in active:
         if instant.is_completed and instant.timestamp not in ownership.completed:
             if instant.action in COMMIT_ACTIONS:
-                listed.update(p for p in metadata.commit_metadata(active, instant).written_paths if p)
+                listed.update(metadata.written_paths(active, instant))
         elif not instant.is_completed and instant.timestamp not in ownership.pending:
             started.append((instant.timestamp, instant.action))
     changed = {}
