@@ -14,11 +14,20 @@ import pytest
 from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.fsview import parse_base_file_name
 from hudi_assets.repair.quarantine import read_manifest, runs
+from hudi_assets.repair.service import TIMELINE_READ_MARGIN_MS
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import COPY_ON_WRITE, MERGE_ON_READ
 from hudi_assets.timeline import metadata
-from tests.test_live_writer import ARCHIVE_ARGS, CLEAN_ARGS, Soak, _outcomes, _run_soak, _timeline_counts
+from tests.test_live_writer import (
+    ARCHIVE_ARGS,
+    CLEAN_ARGS,
+    Soak,
+    _outcomes,
+    _read,
+    _run_soak,
+    _timeline_counts,
+)
 
 pytestmark = pytest.mark.soak
 # The shortest minimum age the writer's settings allow (heartbeat expiry 2 s): the loop sees files of
@@ -78,7 +87,9 @@ def test_repair_orphans_beside_a_live_writer(tmp_path, table_type, request):
     finally:
         stop.set()
         seeder.join()
-    time.sleep(3.5)  # the last seeded files reach the minimum age; one more run takes them
+    # The last seeded files pass the minimum age and the margin for files written after the timeline
+    # read (`TIMELINE_READ_MARGIN_MS`); one more run takes them.
+    time.sleep(TIMELINE_READ_MARGIN_MS / 1000 + 0.5)
     soak.cli(*REPAIR_ARGS)
     failures = [(args, code, out[-3000:]) for args, code, out in soak.runs if code != 0]
     assert not failures, failures
@@ -96,3 +107,11 @@ def test_repair_orphans_beside_a_live_writer(tmp_path, table_type, request):
     for out in repairs:  # every run's report parses, and names no committed file
         report = json.loads(out[out.index("{"):out.rindex("}") + 1])
         assert not {o["path"] for o in report["orphans"]} & committed
+    # hudi-rs reads every commit the last clean retains as the writer wrote it: no move changed a read.
+    active = HoodieTable(str(soak.base)).reload_timeline()
+    last_clean = metadata.completed_metadata(active, active.clean_timeline().filter_completed().last())
+    rows = {record["instant"]: record["rows"] for record in _outcomes(soak)["completed"]}
+    retained = sorted(t for t in rows if t >= (last_clean or {})["earliestCommitToRetain"])
+    assert retained
+    for instant in retained:
+        assert _read(soak.base, instant) == rows[instant], f"read as of {instant}"
