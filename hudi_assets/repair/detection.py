@@ -7,6 +7,9 @@ every file of an instant neither timeline knows. On table version 6 a log file's
 slice's *base* instant, not the deltacommit that wrote it, so per-instant matching would take every
 log file for an orphan: here a file is owned when any completed write, active or archived, lists it,
 or a completed rollback names it (a failed block and the command block voiding it stay together).
+A failed append no rollback names is an orphan: Hudi 0.15 rolls back an APPEND marker naming the
+slice's base file (pre-HUDI-1517 writers) by logging out the slice's *latest* log file, which a later
+deltacommit may have written; the failed file's block is still voided by the command block's instant.
 
 A candidate is then held back (never touched) by the guards Hudi lacks: a live heartbeat, markers or
 a pending plan naming it, a pending write that may own a log file, the metadata table listing it, a
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from hudi_assets.exceptions import CorruptFileError, HudiInputError, PathOutsideTableError
@@ -76,8 +80,13 @@ class Ownership:
         action = self.completed.get(instant)
         if action is not None:
             # Hudi skips a completed instant without write stats (a clean, a rollback, an empty commit).
-            return Candidate(rel, instant, f"not listed by the completed {action} {instant}") \
-                if action in COMMIT_ACTIONS and instant not in self.silent else None
+            if action not in COMMIT_ACTIONS or instant in self.silent:
+                return None
+            if LogFile.parse(name[1:-4] if is_checksum_file(name) else name) is not None:
+                # any deltacommit since the slice's base instant may have written it, not that instant
+                return Candidate(rel, instant, "no completed write or rollback lists this log file of "
+                                               f"the slice at {action} {instant}")
+            return Candidate(rel, instant, f"not listed by the completed {action} {instant}")
         if self.oldest is None or instant < self.oldest:
             raise HudiInputError(
                 f"{rel}: written at instant {instant}, older than every instant the active and archived "
@@ -115,13 +124,12 @@ def load_ownership(table: HoodieTable) -> Ownership:
             continue
         completed[instant.timestamp] = instant.action
         if instant.action in COMMIT_ACTIONS:
-            written = metadata.commit_metadata(active, instant).written_paths
-            listed[instant.timestamp] = [p for p in written if p]
+            listed[instant.timestamp] = metadata.written_paths(active, instant)
         elif instant.action == ROLLBACK:
             listed[instant.timestamp] = [*_rollback_paths(metadata.completed_metadata(active, instant))]
     known = [*completed, *pending]
     silent = frozenset(t for t, action in completed.items() if action in COMMIT_ACTIONS and not listed.get(t))
-    owned = frozenset(p for paths in listed.values() for p in paths)
+    owned = frozenset(chain.from_iterable(listed.values()))
     return Ownership(owned, completed, silent, pending, min(known) if known else None)
 
 
@@ -234,7 +242,7 @@ def changed_since(table: HoodieTable, ownership: Ownership, orphans: Iterable[Or
     for instant in active:
         if instant.is_completed and instant.timestamp not in ownership.completed:
             if instant.action in COMMIT_ACTIONS:
-                listed.update(p for p in metadata.commit_metadata(active, instant).written_paths if p)
+                listed.update(metadata.written_paths(active, instant))
         elif not instant.is_completed and instant.timestamp not in ownership.pending:
             started.append((instant.timestamp, instant.action))
     changed = {}

@@ -43,6 +43,16 @@ def commit_json_object(data: bytes, path: str) -> dict[str, Any]:
     return obj
 
 
+def json_written_paths(data: bytes, path: str) -> list[str]:
+    """The paths a JSON commit file's write stats list, in order, read from the parsed object."""
+    obj = commit_json_object(data, path)
+    try:
+        return [p for stats in (obj.get("partitionToWriteStats") or {}).values()
+                for s in stats or [] if (p := s.get("path"))]
+    except SHAPE_ERRORS as exc:
+        raise unexpected_shape(path, exc) from exc
+
+
 def unexpected_shape(path: str, exc: Exception) -> CorruptFileError:
     """The error for commit metadata whose values are not of the kinds Hudi's classes hold."""
     return CorruptFileError(path, f"commit metadata has an unexpected shape ({exc})")

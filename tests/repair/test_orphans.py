@@ -20,6 +20,8 @@ from hudi_assets.heartbeat import heartbeat_path
 from hudi_assets.repair import OrphanConfig, OrphanFileRepair, parse_duration
 from hudi_assets.repair.detection import changed_since, load_ownership
 from hudi_assets.repair.quarantine import MOVED, read_manifest, run_folder
+from hudi_assets.rollback import Rollbacker
+from hudi_assets.rollback.markers import marker_dir
 from hudi_assets.timeline.instant import Instant, State
 from tests.support.builders import TableBuilder, base_file, log_file, ts
 
@@ -275,3 +277,27 @@ def test_an_unreadable_archive_refuses_the_run(corpus):
     with pytest.raises(HudiInputError, match="archived timeline is unreadable"):
         repair(b.table()).quarantine()
     assert all((b.root / p).exists() for p in orphans)
+
+
+def test_a_failed_append_its_rollback_does_not_name_is_an_orphan(tmp_path):
+    """The live-writer soak's unplanted file. An APPEND marker naming the slice's base file (as 0.x
+    append handles wrote them before HUDI-1517) is rolled back, as Hudi 0.15 does, by logging out the
+    slice's *latest* log file. When a later deltacommit appended to the slice before the (LAZY)
+    rollback ran, that is the later commit's file: the failed write's own log file is named by no
+    commit and no rollback. Its only block belongs to the rolled-back instant (readers skip it, and
+    the command block voids it by instant), so it is an orphan, and the committed files stay."""
+    b = TableBuilder(tmp_path / "t", "MERGE_ON_READ")
+    b.storage.mkdirs(".hoodie/archived")
+    b.commit(ts(1), {"p1": [base_file("a", ts(1))]})
+    b.commit(ts(2), {"p1": []}, state=State.INFLIGHT)           # killed after its append
+    failed = b.files("p1", log_file("a", ts(1), 1))
+    b.storage.write(f"{marker_dir(ts(2))}/p1/{base_file('a', ts(1))}.marker.APPEND", b"")
+    b.commit(ts(3), {"p1": [log_file("a", ts(1), 2)]})          # appends to the slice, completes
+    [done] = Rollbacker(b.table()).rollback(ts(2), force=True).executed
+    [command] = [p.relative_to(b.root).as_posix() for p in (b.root / "p1").glob(".a_*.log.3_1-0-1")]
+    meta = load_ownership(b.table())
+    assert f"p1/{log_file('a', ts(1), 2)}" in meta.owned and command in meta.owned
+    assert failed[0] not in meta.owned, f"the rollback {done.rollback_instant} names the failed write's file"
+    result = repair(b.table()).plan()
+    assert [o.path for o in result.orphans] == failed and result.kept == ()
+    assert "no completed write or rollback lists this log file" in result.orphans[0].reason

@@ -6,7 +6,9 @@ import pytest
 from support.refdata import params_or_skip, table_zips
 
 from hudi_assets.exceptions import CorruptFileError
-from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline import metadata
+from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat, json_written_paths
 
 
 @pytest.mark.parametrize("name", params_or_skip(table_zips(6), "v6 tables"))
@@ -40,6 +42,17 @@ def test_replacecommit_exposes_replaced_groups(real_tables):
 def test_bad_commit_files_name_the_file(data):
     with pytest.raises(CorruptFileError, match=r"^/t/\.hoodie/1\.commit: "):
         CommitMetadata.from_json(data, "/t/.hoodie/1.commit")
+    with pytest.raises(CorruptFileError, match=r"^/t/\.hoodie/1\.commit: "):
+        json_written_paths(data, "/t/.hoodie/1.commit")
+
+
+@pytest.mark.parametrize("name", params_or_skip(table_zips(6) + table_zips(8), "v6 and v8 tables"))
+def test_written_paths_read_straight_are_those_of_the_parsed_metadata(real_tables, name):
+    """JSON (v6) read without a WriteStat per file, Avro (v8) through the layout's reader."""
+    active = HoodieTable(str(real_tables[name])).active_timeline
+    for instant in active.filter_completed().write_timeline():
+        parsed = metadata.commit_metadata(active, instant)
+        assert metadata.written_paths(active, instant) == parsed.written_paths
 
 
 def test_empty_file_is_empty_metadata_and_new_stat_has_hudi_key_order():
