@@ -84,7 +84,16 @@ def plan_rollback(table: HoodieTable, instant: Instant, engine: Engine | None = 
     else:
         log.info("rolling back %s by listing: %s", instant,
                  "markers disabled" if markers else "the write left no markers")
-        requests = _listing_requests(table, instant, engine or LocalEngine())
+        return plan_rollback_by_listing(table, instant, engine)
+    return RollbackPlan(instant.timestamp, instant.action, tuple(requests))
+
+
+def plan_rollback_by_listing(table: HoodieTable, instant: Instant, engine: Engine | None = None
+                             ) -> RollbackPlan:
+    """ListingBasedRollbackStrategy: delete every file named by `instant`. Hudi 1.x plans a
+    completed instant's rollback this way too (its markers are gone); that is sound where every file
+    names the instant that wrote it, as on table versions 8 and 9."""
+    requests = _listing_requests(table, instant, engine or LocalEngine())
     return RollbackPlan(instant.timestamp, instant.action, tuple(requests))
 
 

@@ -1,117 +1,42 @@
 """Rollback on table versions 8 and 9 (Hudi 1.x, issue 24 item 3): delete-only, against the Java-written
-v9 rollback fixture of ../shared.
-
-The fixture holds a rollback Java 1.1 made of deltacommit 20260403184242950. `failed_v9` puts the table
-back as it was before: the rollback's state files gone, the deltacommit pending again and its base
-file back (a copy of another base file: it is deleted unread). Java planned by listing (one request
-per file, no file id, the scheme stripped); so do we for a write that left no markers.
+v9 rollback fixture of ../shared (`support.rollback_1x`). Java planned its rollback by listing (one
+request per file, no file id, the scheme stripped); so do we for a write that left no markers.
 """
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
-import pyarrow as pa
 import pytest
-from hudi import HudiReadOptions, HudiTable
-from support.refdata import shared_path, unzip_table
+from support.rollback_1x import (
+    FAILED,
+    FAILED_FILE,
+    JAVA_BASE,
+    TIMELINE,
+    failed_v9,
+    files,
+    java_records,
+    java_table,
+    metadata_relative,
+    plan_relative,
+    rows,
+)
 
 from hudi_assets.avro import deserialize_metadata
 from hudi_assets.cli import main
 from hudi_assets.exceptions import CorruptFileError, UnsafePlanError, UnsupportedTableError
 from hudi_assets.rollback import Rollbacker, RollbackPlan, RollbackRequest
-from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
-from hudi_assets.table_config import load_table_config, write_table_config
-
-FIXTURE = "sample_table__mor__avro__v9_nonpartitioned_rollback"
-FAILED = "20260403184242950"
-ROLLBACK = "20260403184259077"
-JAVA_BASE = "/opt/data/warehouse/v9_nonpartitioned_rollback_mor"
-FAILED_FILE = "cefd0149-a1ea-4981-abda-34e0b9d9ef12-0_0-33-86_20260403184242950.parquet"
-TIMELINE = ".hoodie/timeline"
-
-
-def _fixture(tmp_path: Path) -> Path:
-    shared_path("tables", f"{FIXTURE}.zip")  # skips when ../shared is absent
-    return unzip_table(FIXTURE, tmp_path / "java")
-
-
-def _java(tmp_path: Path) -> Path:
-    return tmp_path / "java" / "v9_nonpartitioned_rollback"
-
-
-def _java_records(base: Path) -> tuple[dict, dict]:
-    """The Java-written plan and metadata of the fixture's rollback."""
-    timeline = base / TIMELINE
-    plan_file = timeline / f"{ROLLBACK}.rollback.requested"
-    completed = next(timeline.glob(f"{ROLLBACK}_*.rollback"))
-    return (deserialize_metadata(plan_file.read_bytes(), "HoodieRollbackPlan", str(plan_file)),
-            deserialize_metadata(completed.read_bytes(), "HoodieRollbackMetadata", str(completed)))
-
-
-def failed_v9(tmp_path: Path, *, metadata_table: bool = False) -> Path:
-    """The fixture before Java rolled `FAILED` back (its data table side; the metadata table is
-    dropped unless `metadata_table`)."""
-    java = _fixture(tmp_path)
-    base = tmp_path / "ours"
-    shutil.copytree(java, base)
-    timeline = base / TIMELINE
-    for state in timeline.glob(f"{ROLLBACK}*"):
-        state.unlink()
-    (timeline / f"{FAILED}.deltacommit.requested").write_bytes(b"")
-    # A deltacommit's inflight holds its workload as Avro commit metadata; the next one's will do.
-    shutil.copy(timeline / "20260403184302162.deltacommit.inflight",
-                timeline / f"{FAILED}.deltacommit.inflight")
-    shutil.copy(next(base.glob("*_20260403184238571.parquet")), base / FAILED_FILE)
-    if not metadata_table:
-        shutil.rmtree(base / ".hoodie" / "metadata")
-        storage = Storage(str(base))
-        props = dict(load_table_config(storage).props)
-        props["hoodie.table.metadata.partitions"] = ""
-        write_table_config(storage, props)
-    return base
-
-
-def _relative(path: str, base: str) -> str:
-    assert path.startswith(base + "/"), path
-    return path[len(base) + 1:]
-
-
-def _plan_relative(plan: dict, base: str) -> dict:
-    return {**plan, "RollbackRequests": [
-        {**r, "filesToBeDeleted": [_relative(p, base) for p in r["filesToBeDeleted"]]}
-        for r in plan["RollbackRequests"]]}
-
-
-def _metadata_relative(record: dict, base: str) -> dict:
-    partitions = {name: {**p, "successDeleteFiles": [_relative(f, base) for f in p["successDeleteFiles"]],
-                         "failedDeleteFiles": [_relative(f, base) for f in p["failedDeleteFiles"]]}
-                  for name, p in record["partitionMetadata"].items()}
-    return {**record, "partitionMetadata": partitions}
-
-
-def _rows(base: Path) -> list[dict]:
-    batches = HudiTable(str(base)).read(HudiReadOptions())
-    rows = pa.Table.from_batches(batches).to_pylist()
-    return sorted(rows, key=lambda r: (r["txn_id"], r["_hoodie_commit_time"]))
-
-
-def _files(base: Path) -> list[str]:
-    return sorted(str(p.relative_to(base)) for p in base.rglob("*") if p.is_file())
 
 
 def test_the_plan_equals_the_java_written_plan(tmp_path):
     base = failed_v9(tmp_path)
-    java_plan, _ = _java_records(_java(tmp_path))
+    java_plan, _ = java_records(java_table(tmp_path))
     plan = Rollbacker(HoodieTable(str(base))).dry_run(FAILED).plan
-    assert _plan_relative(plan.to_record(), str(base)) == _plan_relative(java_plan, JAVA_BASE)
+    assert plan_relative(plan.to_record(), str(base)) == plan_relative(java_plan, JAVA_BASE)
 
 
-def test_the_rollback_writes_what_java_writes_and_hudi_rs_reads_the_same_rows(tmp_path):
+def test_the_rollback_writes_what_java_writes_and_hudi_rs_reads_the_samerows(tmp_path):
     base = failed_v9(tmp_path)
-    java_plan, java_metadata = _java_records(_java(tmp_path))
+    java_plan, java_metadata = java_records(java_table(tmp_path))
     table = HoodieTable(str(base))
     [done] = Rollbacker(table).rollback(FAILED).executed
     assert (done.instant_time, done.action, done.files_deleted) == (FAILED, "deltacommit", 1)
@@ -120,15 +45,15 @@ def test_the_rollback_writes_what_java_writes_and_hudi_rs_reads_the_same_rows(tm
     [completed] = timeline.glob(f"{done.rollback_instant}_*.rollback")
     assert (timeline / f"{done.rollback_instant}.rollback.inflight").read_bytes() == b""  # as 1.x: empty
     plan = deserialize_metadata(requested.read_bytes(), "HoodieRollbackPlan", str(requested))
-    assert _plan_relative(plan, str(base)) == _plan_relative(java_plan, JAVA_BASE)
+    assert plan_relative(plan, str(base)) == plan_relative(java_plan, JAVA_BASE)
     ours = deserialize_metadata(completed.read_bytes(), "HoodieRollbackMetadata", str(completed))
     variable = ("startRollbackTime", "timeTakenInMillis")
     assert ours["startRollbackTime"] == done.rollback_instant
-    assert ({k: v for k, v in _metadata_relative(ours, str(base)).items() if k not in variable}
-            == {k: v for k, v in _metadata_relative(java_metadata, JAVA_BASE).items() if k not in variable})
+    assert ({k: v for k, v in metadata_relative(ours, str(base)).items() if k not in variable}
+            == {k: v for k, v in metadata_relative(java_metadata, JAVA_BASE).items() if k not in variable})
     assert completed.name.split("_")[1] > done.rollback_instant  # completed after it was requested
     assert not list(timeline.glob(f"{FAILED}*")) and not (base / FAILED_FILE).exists()
-    assert _rows(base) == _rows(_java(tmp_path))
+    assert rows(base) == rows(java_table(tmp_path))
     assert Rollbacker(HoodieTable(str(base))).rollback(FAILED).executed == []  # nothing left to do
 
 
@@ -142,13 +67,13 @@ def test_markers_of_1x_writers_plan_one_delete_per_file_and_no_command_block(tmp
     marker_dir.mkdir(parents=True)
     for name in (FAILED_FILE, log_name):
         (marker_dir / f"{name}.marker.CREATE").touch()
-    before = _files(base)
+    before = files(base)
     plan = Rollbacker(HoodieTable(str(base))).dry_run(FAILED).plan
     assert [r.partition_path for r in plan.requests] == ["", ""]
     assert sorted((r.file_id, r.latest_base_instant, r.files_to_delete) for r in plan.requests) == [
         ("65ad1e15-43be-4901-b753-5d8b12923927-0", FAILED, (f"{base}/{log_name}",)),
         ("cefd0149-a1ea-4981-abda-34e0b9d9ef12-0", FAILED, (f"{base}/{FAILED_FILE}",))]
-    assert _files(base) == before  # a dry run writes nothing
+    assert files(base) == before  # a dry run writes nothing
     [done] = Rollbacker(HoodieTable(str(base))).rollback(FAILED).executed
     assert (done.files_deleted, done.rollback_log_files) == (2, 0)
     [completed] = (base / TIMELINE).glob(f"{done.rollback_instant}_*.rollback")
@@ -166,10 +91,10 @@ def test_an_append_marker_on_another_instants_log_file_is_refused_before_anythin
     marker_dir = base / ".hoodie" / ".temp" / FAILED
     marker_dir.mkdir(parents=True)
     (marker_dir / f"{other}.marker.APPEND").touch()
-    before = _files(base)
+    before = files(base)
     with pytest.raises(CorruptFileError, match="only deletes files the failed write created"):
         Rollbacker(HoodieTable(str(base))).rollback(FAILED)
-    assert _files(base) == before
+    assert files(base) == before
 
 
 def test_a_pending_plan_with_log_blocks_is_refused_on_version_9(tmp_path):
@@ -180,21 +105,21 @@ def test_a_pending_plan_with_log_blocks_is_refused_on_version_9(tmp_path):
         RollbackRequest("", "65ad1e15-43be-4901-b753-5d8b12923927-0", "20260403184302162",
                         log_blocks_to_delete={"x.log": 1})))
     (base / TIMELINE / "20260403185000000.rollback.requested").write_bytes(plan.serialize())
-    before = _files(base)
+    before = files(base)
     with pytest.raises(UnsafePlanError, match="a table version 9 rollback never does"):
         Rollbacker(HoodieTable(str(base))).rollback(FAILED)
-    assert _files(base) == before
+    assert files(base) == before
 
 
 def test_a_table_with_a_metadata_table_is_refused_before_any_delete(tmp_path, capsys):
     base = failed_v9(tmp_path, metadata_table=True)
-    before = _files(base)
+    before = files(base)
     with pytest.raises(UnsupportedTableError, match="with a metadata table is not supported yet"):
         Rollbacker(HoodieTable(str(base))).rollback(FAILED)
     assert main(["rollback", str(base), FAILED]) == 2
     err = capsys.readouterr().err
     assert "with a metadata table is not supported yet" in err and err.count("\n") == 1
-    assert _files(base) == before
+    assert files(base) == before
 
 
 def test_the_cli_rolls_back_a_version_9_table(tmp_path, capsys):

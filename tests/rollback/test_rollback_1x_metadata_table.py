@@ -1,0 +1,93 @@
+"""The metadata table's side of a rollback on table version 9 (`metadata.deltacommit_rollback`), on its
+own against the Java-written fixture: Hudi 1.x writes no records, it rolls back the metadata
+deltacommit of the failed instant at the data rollback's instant time."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from support.rollback_1x import (
+    FAILED,
+    JAVA_BASE,
+    MDT_TIMELINE,
+    ROLLBACK,
+    failed_v9,
+    files,
+    java_records,
+    java_table,
+    metadata_relative,
+    plan_relative,
+)
+
+from hudi_assets.avro import deserialize_metadata
+from hudi_assets.exceptions import HudiInputError
+from hudi_assets.metadata.deltacommit_rollback import (
+    check_metadata_rollback,
+    open_metadata_table,
+    roll_back_metadata_deltacommit,
+)
+from hudi_assets.metadata.table import MetadataTable
+from hudi_assets.table import HoodieTable
+
+
+def _sorted_plan(plan: dict) -> dict:
+    return {**plan, "RollbackRequests": sorted(plan["RollbackRequests"], key=lambda r: r["filesToBeDeleted"])}
+
+
+def _sorted_metadata(record: dict) -> dict:
+    partitions = {name: {**p, "successDeleteFiles": sorted(p["successDeleteFiles"])}
+                  for name, p in record["partitionMetadata"].items()}
+    return {**record, "partitionMetadata": partitions}
+
+
+def test_the_metadata_deltacommit_is_rolled_back_as_java_rolled_it_back(tmp_path):
+    base = failed_v9(tmp_path, metadata_table=True)
+    java_plan, java_metadata = java_records(java_table(tmp_path), MDT_TIMELINE)
+    mdt = open_metadata_table(HoodieTable(str(base)))
+    check_metadata_rollback(mdt, FAILED)
+    record = roll_back_metadata_deltacommit(mdt, FAILED, ROLLBACK)
+    timeline = base / MDT_TIMELINE
+    plan_file = timeline / f"{ROLLBACK}.rollback.requested"
+    plan = deserialize_metadata(plan_file.read_bytes(), "HoodieRollbackPlan", str(plan_file))
+    # Java lists the metadata partitions in another order: the requests are compared as a set.
+    assert _sorted_plan(plan_relative(plan, str(base))) == _sorted_plan(plan_relative(java_plan, JAVA_BASE))
+    [completed] = timeline.glob(f"{ROLLBACK}_*.rollback")
+    assert (timeline / f"{ROLLBACK}.rollback.inflight").read_bytes() == b""
+    written = deserialize_metadata(completed.read_bytes(), "HoodieRollbackMetadata", str(completed))
+    assert written == record
+    ours, theirs = (_sorted_metadata(metadata_relative(r, b)) for r, b in
+                    ((written, str(base)), (java_metadata, JAVA_BASE)))
+    assert ({k: v for k, v in ours.items() if k != "timeTakenInMillis"}
+            == {k: v for k, v in theirs.items() if k != "timeTakenInMillis"})
+    assert list(ours["partitionMetadata"]) == list(theirs["partitionMetadata"])  # Java's HashMap order
+    assert not list(timeline.glob(f"{FAILED}*"))
+    java_mdt = MetadataTable(str(java_table(tmp_path)))
+    assert MetadataTable(str(base)).files_listing.partitions == java_mdt.files_listing.partitions
+    assert roll_back_metadata_deltacommit(mdt, FAILED, ROLLBACK) is None  # nothing left to undo
+
+
+def test_no_metadata_deltacommit_of_the_failed_instant_means_nothing_to_do(tmp_path):
+    base = failed_v9(tmp_path, metadata_table=True)
+    for state in (base / MDT_TIMELINE).glob(f"{FAILED}*"):
+        state.unlink()
+    before = files(base)
+    mdt = open_metadata_table(HoodieTable(str(base)))
+    assert roll_back_metadata_deltacommit(mdt, FAILED, ROLLBACK) is None
+    assert files(base) == before
+
+
+def test_a_write_at_or_before_the_latest_metadata_compaction_is_refused(tmp_path):
+    """validateRollback: the compacted base file holds it; Hudi asks for a restore."""
+    base = failed_v9(tmp_path, metadata_table=True)
+    timeline = base / MDT_TIMELINE
+    completed = next(timeline.glob("20260403184238571_*.deltacommit"))
+    shutil.copy(completed, timeline / "20260403184250000_20260403184251000.commit")
+    (timeline / "20260403184250000.compaction.requested").write_bytes(b"")
+    before = files(base)
+    mdt = open_metadata_table(HoodieTable(str(base)))
+    for run in (lambda: check_metadata_rollback(mdt, FAILED),
+                lambda: roll_back_metadata_deltacommit(mdt, FAILED, ROLLBACK)):
+        with pytest.raises(HudiInputError, match="at or before the metadata table's latest compaction"):
+            run()
+    assert files(base) == before
