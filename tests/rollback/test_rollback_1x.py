@@ -5,6 +5,10 @@ request per file, no file id, the scheme stripped); so do we for a write that le
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from support.rollback_1x import (
     FAILED,
@@ -61,12 +65,7 @@ def test_markers_of_1x_writers_plan_one_delete_per_file_and_no_command_block(tmp
     """1.x writers mark their log files CREATE: each marked file is deleted by its own request, with
     its file id and the failed instant (MarkerBasedRollbackStrategy, version 8 and up)."""
     base = failed_v9(tmp_path)
-    log_name = f".65ad1e15-43be-4901-b753-5d8b12923927-0_{FAILED}.log.1_0-1-2"
-    (base / log_name).write_bytes(b"#HUDI#")
-    marker_dir = base / ".hoodie" / ".temp" / FAILED
-    marker_dir.mkdir(parents=True)
-    for name in (FAILED_FILE, log_name):
-        (marker_dir / f"{name}.marker.CREATE").touch()
+    log_name, marker_dir = _with_markers(base)
     before = files(base)
     plan = Rollbacker(HoodieTable(str(base))).dry_run(FAILED).plan
     assert [r.partition_path for r in plan.requests] == ["", ""]
@@ -128,3 +127,43 @@ def test_the_cli_rolls_back_a_version_9_table(tmp_path, capsys):
     assert not (base / FAILED_FILE).exists() and not list((base / TIMELINE).glob(f"{FAILED}*"))
     assert main(["timeline", str(base)]) == 0
     assert "rollback" in capsys.readouterr().out
+
+
+def _with_markers(base):
+    """The failed write's CREATE markers, as a 1.x writer leaves them: its base file and a log file."""
+    log_name = f".65ad1e15-43be-4901-b753-5d8b12923927-0_{FAILED}.log.1_0-1-2"
+    (base / log_name).write_bytes(b"#HUDI#")
+    marker_dir = base / ".hoodie" / ".temp" / FAILED
+    marker_dir.mkdir(parents=True)
+    for name in (FAILED_FILE, log_name):
+        (marker_dir / f"{name}.marker.CREATE").touch()
+    return log_name, marker_dir
+
+
+STEPS = ["ROLLBACK_REQUESTED", "ROLLBACK_INFLIGHT", "ROLLBACK_REQUEST:1", "ROLLBACK_REQUEST:2",
+         "ROLLBACK_INSTANT_DELETED", "ROLLBACK_COMPLETE"]
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_a_killed_version_9_rollback_is_finished_by_a_rerun(tmp_path, step):
+    base = failed_v9(tmp_path)
+    log_name, marker_dir = _with_markers(base)
+    expected = rows(java_table(tmp_path))
+    script = Path(__file__).parents[1] / "support/kill_rollback.py"
+    kill = [sys.executable, str(script), str(base), FAILED, step]
+    proc = subprocess.run(kill, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    assert rows(base) == expected  # readers see nothing of the failed write, whatever the step
+    rerun = [sys.executable, "-m", "hudi_assets.cli", "rollback", str(base), FAILED]
+    proc = subprocess.run(rerun, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    timeline = base / TIMELINE
+    [completed] = timeline.glob("*_*.rollback")
+    record = deserialize_metadata(completed.read_bytes(), "HoodieRollbackMetadata", str(completed))
+    assert sorted(record["partitionMetadata"][""]["successDeleteFiles"]) == sorted(
+        [f"{base}/{log_name}", f"{base}/{FAILED_FILE}"])  # a file a killed run deleted counts as deleted
+    assert record["partitionMetadata"][""]["failedDeleteFiles"] == []
+    assert not list(timeline.glob(f"{FAILED}*")) and not marker_dir.exists()
+    assert not (base / log_name).exists() and not (base / FAILED_FILE).exists()
+    assert len(list(timeline.glob("*.rollback*"))) == 3  # one rollback: requested, inflight, completed
+    assert rows(base) == expected
