@@ -167,3 +167,28 @@ def test_a_killed_version_9_rollback_is_finished_by_a_rerun(tmp_path, step):
     assert not (base / log_name).exists() and not (base / FAILED_FILE).exists()
     assert len(list(timeline.glob("*.rollback*"))) == 3  # one rollback: requested, inflight, completed
     assert rows(base) == expected
+
+
+def test_the_api_rolls_back_a_version_9_table(tmp_path):
+    base = failed_v9(tmp_path)
+    result = HoodieTable(str(base)).maintenance.rollback(FAILED)
+    assert [(r.instant_time, r.files_deleted) for r in result.executed] == [(FAILED, 1)]
+    assert rows(base) == rows(java_table(tmp_path))
+
+
+@pytest.mark.dagster
+def test_the_dagster_rollback_job_rolls_back_a_version_9_table(tmp_path):
+    import dagster as dg
+
+    from hudi_assets.orchestration.definitions import build_definitions
+    from hudi_assets.orchestration.operations import ROLLBACK_JOB
+    from hudi_assets.orchestration.resources import HudiTableRegistry
+
+    base = failed_v9(tmp_path)
+    registry = HudiTableRegistry(base_paths=[str(base)], engine="local", dry_run=False)
+    with dg.instance_for_test() as instance:
+        job = build_definitions(registry).resolve_job_def(ROLLBACK_JOB)
+        config = {"ops": {"rollback_failed_write": {"config": {"table": base.name, "instant": FAILED}}}}
+        result = job.execute_in_process(config, instance=instance, raise_on_error=False)
+    assert result.success
+    assert not list((base / TIMELINE).glob(f"{FAILED}*")) and not (base / FAILED_FILE).exists()
