@@ -192,3 +192,26 @@ def test_the_dagster_rollback_job_rolls_back_a_version_9_table(tmp_path):
         result = job.execute_in_process(config, instance=instance, raise_on_error=False)
     assert result.success
     assert not list((base / TIMELINE).glob(f"{FAILED}*")) and not (base / FAILED_FILE).exists()
+
+
+def test_lazy_failed_write_cleaning_rolls_back_only_expired_heartbeats_on_version_9(tmp_path):
+    """1.x's getInstantsToRollbackForLazyCleanPolicy checks heartbeats as 0.15 does (stored id
+    26446769): a live heartbeat keeps its write; once expired it is rolled back and the heartbeat goes."""
+    import os
+
+    from hudi_assets.transaction import table_lock
+
+    base = failed_v9(tmp_path)
+    heartbeat = base / ".hoodie" / ".heartbeat" / FAILED
+    heartbeat.parent.mkdir()
+    heartbeat.touch()
+    lazy = {"hoodie.cleaner.policy.failed.writes": "LAZY"}
+    table = HoodieTable(str(base), hoodie_conf=lazy)
+    with table_lock(table, "test") as lock:
+        assert Rollbacker(table).rollback_failed_writes(lock) == []
+    assert (base / FAILED_FILE).exists()
+    os.utime(heartbeat, (0, 0))  # its writer stopped beating long ago
+    with table_lock(table, "test") as lock:
+        [done] = Rollbacker(table).rollback_failed_writes(lock)
+    assert (done.instant_time, done.files_deleted) == (FAILED, 1)
+    assert not heartbeat.exists() and not (base / FAILED_FILE).exists()
