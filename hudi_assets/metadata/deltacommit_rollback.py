@@ -15,20 +15,24 @@ timelines and no metadata deltacommit of it); else nothing is done.
 
 The data rollback calls `roll_back_metadata_deltacommit` between its deletes and the removal of the
 failed instant's state files, under the data table's lock; `check_metadata_rollback` comes before
-anything is written.
+anything is written. `DeltacommitRollbackSink` is both, as the rollback's `MetadataSink`.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
-from hudi_assets.exceptions import HudiInputError
+from hudi_assets.exceptions import HudiInputError, UnsupportedTableError
 from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.metadata.table import METADATA_FOLDER
 from hudi_assets.rollback.executor import RollbackActionExecutor
+from hudi_assets.rollback.metadata import RollbackPlan
 from hudi_assets.rollback.pending import pending_rollbacks
 from hudi_assets.rollback.planner import plan_rollback, plan_rollback_by_listing
 from hudi_assets.table import HoodieTable
+from hudi_assets.table_config import PROPERTIES_FILE
 from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT, ROLLBACK, Instant, State
 
 log = logging.getLogger(__name__)
@@ -83,3 +87,30 @@ def roll_back_metadata_deltacommit(mdt: HoodieTable, failed: str, rollback_time:
     record = RollbackActionExecutor(mdt, rollback, plan).execute()
     listener.reached(Step.MDT_ROLLED_BACK)
     return record
+
+
+class DeltacommitRollbackSink:
+    """The metadata table's side of a rollback on table versions 8 and 9 (`rollback.executor.MetadataSink`,
+    the 1.x counterpart of `rollback_records.MetadataTableSink`)."""
+
+    def __init__(self, table: HoodieTable):
+        self.table = table
+        self._metadata_table: HoodieTable | None = None  # opened once, by the refusal check
+
+    def refuse_unwritable(self, action: str) -> None:
+        """Before anything is written: the metadata table opens (its own version and layout), and no
+        pending data write has a metadata deltacommit a compaction already holds (`validateRollback`
+        for every write the run may roll back)."""
+        mdt = open_metadata_table(self.table)
+        if mdt.config.table_version != self.table.config.table_version:
+            raise UnsupportedTableError(
+                f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version {mdt.config.table_version} "
+                f"beside a table version {self.table.config.table_version} table; cannot {action} it")
+        for write in self.table.reload_timeline().pending_writes_timeline():
+            check_metadata_rollback(mdt, write.timestamp)
+        self._metadata_table = mdt
+
+    def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,
+                 listener: Listener) -> None:
+        mdt = self._metadata_table or open_metadata_table(self.table)
+        roll_back_metadata_deltacommit(mdt, plan.instant_time, rollback_time, listener)

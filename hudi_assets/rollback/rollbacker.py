@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from hudi_assets import config_options as opt
 from hudi_assets.discard import discard_instant
 from hudi_assets.engine import Engine
-from hudi_assets.exceptions import HudiAssetsError, HudiInputError, UnsupportedTableError
+from hudi_assets.exceptions import HudiAssetsError, HudiInputError
 from hudi_assets.heartbeat import (
     HeartbeatConfig,
     delete_heartbeat,
@@ -30,12 +30,11 @@ from hudi_assets.heartbeat import (
 from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.rollback.executor import MetadataSink, RollbackActionExecutor
 from hudi_assets.rollback.markers import delete_marker_dir
-from hudi_assets.rollback.metadata import RollbackPlan, deletes_only
+from hudi_assets.rollback.metadata import RollbackPlan
 from hudi_assets.rollback.pending import PendingRollback, pending_rollbacks
 from hudi_assets.rollback.planner import failed_writes, pending_writes, plan_rollback
 from hudi_assets.rollback.safety import check_plan
 from hudi_assets.table import HoodieTable
-from hudi_assets.table_config import PROPERTIES_FILE
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import ROLLBACK, Instant, State
 from hudi_assets.timeline.instant_time import Clock, new_instant_time, refuse_future_instants, wall_clock
@@ -84,15 +83,8 @@ class Rollbacker:
     def _refuse_unwritable(self) -> None:
         """Before anything is written: a table with a metadata table is rolled back only with a sink
         that can keep that metadata table in step."""
-        config = self.table.config
-        if not config.has_metadata_table:
+        if not self.table.config.has_metadata_table:
             return
-        if deletes_only(config):
-            raise UnsupportedTableError(
-                f"{self.table.storage.uri(PROPERTIES_FILE)}: rollback of a table version "
-                f"{config.table_version} table with a metadata table is not supported yet (hudi-assets "
-                "does not yet roll back Hudi 1.x metadata tables); nothing was deleted. Let Hudi roll "
-                "it back, or roll back a copy without the metadata table")
         if self.metadata is None:
             raise HudiAssetsError(f"{self.table.base_path}: the table has a metadata table and the rollback "
                                   "was given no metadata sink to keep it in step")

@@ -27,6 +27,7 @@ from support.rollback_1x import (
 from hudi_assets.avro import deserialize_metadata
 from hudi_assets.cli import main
 from hudi_assets.exceptions import CorruptFileError, UnsafePlanError, UnsupportedTableError
+from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.rollback import Rollbacker, RollbackPlan, RollbackRequest
 from hudi_assets.table import HoodieTable
 
@@ -113,11 +114,13 @@ def test_a_pending_plan_with_log_blocks_is_refused_on_version_9(tmp_path):
 def test_a_table_with_a_metadata_table_is_refused_before_any_delete(tmp_path, capsys):
     base = failed_v9(tmp_path, metadata_table=True)
     before = files(base)
-    with pytest.raises(UnsupportedTableError, match="with a metadata table is not supported yet"):
-        Rollbacker(HoodieTable(str(base))).rollback(FAILED)
+    table = HoodieTable(str(base))
+    refusal = "cannot yet roll back a table version 9 table with a metadata table"
+    with pytest.raises(UnsupportedTableError, match=refusal):
+        Rollbacker(table, metadata=MetadataTableSink(table)).rollback(FAILED)
     assert main(["rollback", str(base), FAILED]) == 2
     err = capsys.readouterr().err
-    assert "with a metadata table is not supported yet" in err and err.count("\n") == 1
+    assert refusal in err and err.count("\n") == 1
     assert files(base) == before
 
 

@@ -12,22 +12,27 @@ from support.rollback_1x import (
     JAVA_BASE,
     MDT_TIMELINE,
     ROLLBACK,
+    TIMELINE,
     failed_v9,
     files,
     java_records,
     java_table,
     metadata_relative,
     plan_relative,
+    rows,
 )
 
 from hudi_assets.avro import deserialize_metadata
+from hudi_assets.cli import main
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.metadata.deltacommit_rollback import (
+    DeltacommitRollbackSink,
     check_metadata_rollback,
     open_metadata_table,
     roll_back_metadata_deltacommit,
 )
 from hudi_assets.metadata.table import MetadataTable
+from hudi_assets.rollback import Rollbacker
 from hudi_assets.table import HoodieTable
 
 
@@ -90,4 +95,38 @@ def test_a_write_at_or_before_the_latest_metadata_compaction_is_refused(tmp_path
                 lambda: roll_back_metadata_deltacommit(mdt, FAILED, ROLLBACK)):
         with pytest.raises(HudiInputError, match="at or before the metadata table's latest compaction"):
             run()
+    assert files(base) == before
+
+
+def test_a_rollback_through_the_1x_sink_matches_java_on_both_tables(tmp_path):
+    """End to end with `DeltacommitRollbackSink` (what `MetadataTableSink` delegates to once wired):
+    one rollback instant on both timelines, as in the Java-written fixture."""
+    base = failed_v9(tmp_path, metadata_table=True)
+    java = java_table(tmp_path)
+    table = HoodieTable(str(base))
+    [done] = Rollbacker(table, metadata=DeltacommitRollbackSink(table)).rollback(FAILED).executed
+    for folder in (TIMELINE, MDT_TIMELINE):
+        plan_file = base / folder / f"{done.rollback_instant}.rollback.requested"
+        plan = deserialize_metadata(plan_file.read_bytes(), "HoodieRollbackPlan", str(plan_file))
+        java_plan, _ = java_records(java, folder)
+        ours, theirs = plan_relative(plan, str(base)), plan_relative(java_plan, JAVA_BASE)
+        assert _sorted_plan(ours) == _sorted_plan(theirs)
+        assert len(list((base / folder).glob(f"{done.rollback_instant}_*.rollback"))) == 1
+        assert not list((base / folder).glob(f"{FAILED}*"))
+    assert rows(base) == rows(java)
+    listed = MetadataTable(str(base)).files_listing.partitions
+    assert listed == MetadataTable(str(java)).files_listing.partitions
+    assert main(["metadata", str(base), "--validate"]) == 0
+
+
+def test_the_1x_sink_refuses_before_any_delete_when_a_compaction_holds_the_failed_write(tmp_path):
+    base = failed_v9(tmp_path, metadata_table=True)
+    timeline = base / MDT_TIMELINE
+    shutil.copy(next(timeline.glob("20260403184238571_*.deltacommit")),
+                timeline / "20260403184250000_20260403184251000.commit")
+    (timeline / "20260403184250000.compaction.requested").write_bytes(b"")
+    before = files(base)
+    table = HoodieTable(str(base))
+    with pytest.raises(HudiInputError, match="at or before the metadata table's latest compaction"):
+        Rollbacker(table, metadata=DeltacommitRollbackSink(table)).rollback(FAILED)
     assert files(base) == before
