@@ -218,3 +218,25 @@ def test_lazy_failed_write_cleaning_rolls_back_only_expired_heartbeats_on_versio
         [done] = Rollbacker(table).rollback_failed_writes(lock)
     assert (done.instant_time, done.files_deleted) == (FAILED, 1)
     assert not heartbeat.exists() and not (base / FAILED_FILE).exists()
+
+
+@pytest.mark.parametrize("marker", [
+    "5aa8d873-d341-4a43-aef0-51c33fec06f1-0_0-21-52_20260403184238571.parquet",  # a committed base file
+    ".65ad1e15-43be-4901-b753-5d8b12923927-0_20260403184302162.log.1_0-1-2",  # a committed log file
+    "../outside/x-0_0-1-2_20260403184242950.parquet",  # outside the table
+    ".hoodie/timeline/x-0_0-1-2_20260403184242950.parquet",  # under .hoodie
+])
+def test_the_marker_safety_rule_holds_on_version_9(tmp_path, marker):
+    """The rule of tests/rollback/test_hostile_markers.py, unchanged on version 9: a CREATE marker
+    naming a file the failed write did not write, or outside a partition, refuses the whole rollback
+    before anything is written."""
+    base = failed_v9(tmp_path)
+    (base / ".65ad1e15-43be-4901-b753-5d8b12923927-0_20260403184302162.log.1_0-1-2").write_bytes(b"#HUDI#")
+    marker_dir = base / ".hoodie" / ".temp" / FAILED
+    marker_dir.mkdir(parents=True)
+    (marker_dir / "MARKERS.type").write_text("TIMELINE_SERVER_BASED")
+    (marker_dir / "MARKERS0").write_text(f"{FAILED_FILE}.marker.CREATE\n{marker}.marker.CREATE\n")
+    before = files(base)
+    with pytest.raises(UnsafePlanError, match="MARKERS0, line 2"):
+        Rollbacker(HoodieTable(str(base))).rollback(FAILED)
+    assert files(base) == before
