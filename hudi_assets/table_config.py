@@ -139,6 +139,11 @@ class TableConfig:
         return self.props.get("hoodie.bootstrap.base.path")
 
     @property
+    def is_hudi_1x(self) -> bool:
+        """Table version 8 or 9 (Hudi 1.0, 1.1): what its services write differs, not only its layout."""
+        return self.table_version >= FIRST_LAYOUT_2_TABLE_VERSION
+
+    @property
     def table_format(self) -> str:
         """`hoodie.table.format` (Hudi 1.x): `native` unless another table format owns the timeline."""
         return self.props.get("hoodie.table.format", "native")

@@ -241,7 +241,7 @@ class _Generator:
         if metadata_table and fast:
             raise HudiInputError("a metadata table indexes the data files' contents: fast mode writes none")
         self.format = table_format(table_version)
-        if metadata_table and self.format.layout2:
+        if metadata_table and self.format.hudi_1x:
             raise HudiInputError(f"demo tables of table version {table_version} have no metadata table yet "
                                  "(hudi-assets does not write Hudi 1.x metadata tables)")
         self.storage = storage
@@ -473,7 +473,7 @@ class _Generator:
             logVersion=version, logOffset=0, baseFile=current.base_file or "",
             logFiles=[*current.logs_newest_first(), name],
             # A JSON-only field: 1.x's Avro write stat has none.
-            **({} if self.format.layout2 else {"recordsStats": column_stats}),
+            **({} if self.format.hudi_1x else {"recordsStats": column_stats}),
         )
 
         def apply_mor() -> None:

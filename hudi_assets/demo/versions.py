@@ -18,11 +18,11 @@ from typing import Any
 from hudi_assets.avro import serialize_metadata
 from hudi_assets.avro.container import serialize_1x
 from hudi_assets.exceptions import HudiInputError
+from hudi_assets.table_config import TableConfig
 from hudi_assets.timeline.commit_metadata import CommitMetadata
 from hudi_assets.timeline.instant import Instant
-from hudi_assets.timeline.layout2 import CommitMetadataSerDeV2, layout2_file_name
+from hudi_assets.timeline.layout import TimelineLayout, timeline_layout
 
-_SERDE_V2 = CommitMetadataSerDeV2()
 # Hudi 1.x's keys that replace or join 0.x's (EightToNineUpgradeHandler; the v9 tables of ../shared).
 _V9_PROPERTIES = {
     "hoodie.timeline.layout.version": "2",
@@ -38,39 +38,52 @@ _V9_PROPERTIES = {
 
 @dataclass(frozen=True)
 class TableFormat:
-    version: int
-    timeline_folder: str
-    log_file_per_commit: bool  # 1.x: a new log file per deltacommit, named by it; 0.x appends to the slice
+    """A table version's writer: the timeline layout its config picks, and what else 1.x changes."""
+
+    config: TableConfig  # the version's own keys: its timeline layout follows from them
 
     @property
-    def layout2(self) -> bool:
-        return self.version >= 8
+    def hudi_1x(self) -> bool:
+        return self.config.is_hudi_1x
+
+    @property
+    def layout(self) -> TimelineLayout:
+        return timeline_layout(self.config)
+
+    @property
+    def timeline_folder(self) -> str:
+        return self.layout.paths.timeline_path(self.config)
+
+    @property
+    def log_file_per_commit(self) -> bool:
+        """1.x: a new log file per deltacommit, named by it; 0.x appends to the slice's log."""
+        return self.hudi_1x
 
     def state_file(self, instant: Instant, completion_time: str) -> str:
-        """Where a state file of `instant` goes (`completion_time`: of a completed layout-2 instant)."""
-        if self.layout2 and instant.is_completed:
-            return f"{self.timeline_folder}/{layout2_file_name(instant, completion_time)}"
-        return f"{self.timeline_folder}/{instant.file_name}"
+        """Where a state file of `instant` goes (`completion_time`: when a completed one completed)."""
+        name = self.layout.active_timeline.state_file_name(instant, completion_time)
+        return f"{self.timeline_folder}/{name}"
 
     def commit_metadata(self, metadata: CommitMetadata) -> bytes:
-        return _SERDE_V2.serialize(metadata) if self.layout2 else metadata.to_json()
+        return self.layout.active_timeline.commit_metadata_serde.serialize(metadata)
 
     def plan(self, schema_name: str, record: dict[str, Any]) -> bytes:
-        return serialize_1x(schema_name, record) if self.layout2 else serialize_metadata(schema_name, record)
+        return serialize_1x(schema_name, record) if self.hudi_1x else serialize_metadata(schema_name, record)
 
     def properties(self, props: Mapping[str, str]) -> dict[str, str]:
         """The table's `hoodie.properties` from version 6's keys."""
-        if not self.layout2:
+        if not self.hudi_1x:
             return dict(props)
         ordering = props["hoodie.table.precombine.field"]
         kept = {k: v for k, v in props.items() if k not in ("hoodie.table.precombine.field",
                                                              "hoodie.table.keygenerator.class",
                                                              "hoodie.compaction.payload.class",
                                                              "hoodie.compaction.record.merger.strategy")}
-        return {**kept, **_V9_PROPERTIES, "hoodie.table.ordering.fields": ordering}
+        return {**kept, **self.config.props, "hoodie.table.ordering.fields": ordering}
 
 
-FORMATS = {6: TableFormat(6, ".hoodie", False), 9: TableFormat(9, ".hoodie/timeline", True)}
+FORMATS = {6: TableFormat(TableConfig({"hoodie.table.version": "6"})),
+           9: TableFormat(TableConfig(_V9_PROPERTIES))}
 
 
 def table_format(version: int) -> TableFormat:

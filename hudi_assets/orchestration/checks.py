@@ -105,8 +105,8 @@ def version_guard(context: dg.OpExecutionContext, table: HoodieTable, key: str, 
     try:
         table.config.check_service(service, table.base_path)
     except UnsupportedTableError as exc:
-        if service == "archive" and table.config.timeline_layout_version == 2:
-            # Expected, not a refusal: layout 2 archives into the LSM history, not yet written here.
+        if service == "archive" and table.config.is_hudi_1x:
+            # Expected, not a refusal: Hudi 1.x archives into the LSM history, not yet written here.
             context.log.info(f"{key}: skipped: archive comes with the LSM writer (table version "
                              f"{table.config.table_version}); nothing was archived")
             return False
