@@ -84,7 +84,7 @@ def roll_back_metadata_deltacommit(mdt: HoodieTable, failed: str, rollback_time:
         mdt.storage.create_if_absent(timeline.state_file_path(target.with_state(State.INFLIGHT)), b"")
         mdt.storage.delete_checked([timeline.state_file_path(target)])
     log.info("rolling back metadata table deltacommit %s at %s", failed, rollback.timestamp)
-    record = RollbackActionExecutor(mdt, rollback, plan).execute()
+    record = RollbackActionExecutor(mdt, rollback, plan, listener=listener).execute()
     listener.reached(Step.MDT_ROLLED_BACK)
     return record
 

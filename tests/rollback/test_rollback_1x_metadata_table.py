@@ -5,6 +5,9 @@ deltacommit of the failed instant at the data rollback's instant time."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from support.rollback_1x import (
@@ -130,3 +133,31 @@ def test_the_1x_sink_refuses_before_any_delete_when_a_compaction_holds_the_faile
     with pytest.raises(HudiInputError, match="at or before the metadata table's latest compaction"):
         Rollbacker(table, metadata=DeltacommitRollbackSink(table)).rollback(FAILED)
     assert files(base) == before
+
+
+# The data rollback's steps, then its metadata table's (the second of each), then the data's again.
+STEPS = ["ROLLBACK_REQUEST:1", "ROLLBACK_INFLIGHT:2", "ROLLBACK_REQUEST:2", "ROLLBACK_REQUEST:4",
+         "ROLLBACK_INSTANT_DELETED:1", "ROLLBACK_COMPLETE:1", "MDT_ROLLED_BACK", "ROLLBACK_INSTANT_DELETED:2",
+         "ROLLBACK_COMPLETE:2"]
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_a_killed_rollback_through_the_1x_sink_is_finished_by_a_rerun(tmp_path, step):
+    base = failed_v9(tmp_path, metadata_table=True)
+    java = java_table(tmp_path)
+    expected = rows(java)
+    script = Path(__file__).parents[1] / "support/kill_rollback.py"
+    proc = subprocess.run([sys.executable, str(script), str(base), FAILED, step, "1x"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    assert rows(base) == expected
+    table = HoodieTable(str(base))
+    Rollbacker(table, metadata=DeltacommitRollbackSink(table)).rollback(FAILED)
+    for folder in (TIMELINE, MDT_TIMELINE):
+        assert len(list((base / folder).glob("*_*.rollback"))) == 1
+        assert not list((base / folder).glob(f"{FAILED}*"))
+    data_rollback = next((base / TIMELINE).glob("*_*.rollback")).name.partition("_")[0]
+    assert next((base / MDT_TIMELINE).glob("*_*.rollback")).name.startswith(f"{data_rollback}_")
+    assert rows(base) == expected
+    listed = MetadataTable(str(base)).files_listing.partitions
+    assert listed == MetadataTable(str(java)).files_listing.partitions
