@@ -5,11 +5,15 @@ request per file, no file id, the scheme stripped); so do we for a write that le
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
+from hudi import HudiReadOptions, HudiTable
+from support.refdata import shared_path, unzip_table
 from support.rollback_1x import (
     FAILED,
     FAILED_FILE,
@@ -240,3 +244,42 @@ def test_the_marker_safety_rule_holds_on_version_9(tmp_path, marker):
     with pytest.raises(UnsafePlanError, match="MARKERS0, line 2"):
         Rollbacker(HoodieTable(str(base))).rollback(FAILED)
     assert files(base) == before
+
+
+def test_a_failed_commit_on_a_version_8_copy_on_write_table(tmp_path):
+    """Version 8 as 9: a COW commit's MERGE and CREATE markers each plan one delete, with the file id
+    and the failed instant (MarkerBasedRollbackStrategy), and hudi-rs reads the rows of before."""
+    shared_path("tables", "sample_table__cow__v8_simplekeygen_nonhivestyle.zip")
+    base = unzip_table("sample_table__cow__v8_simplekeygen_nonhivestyle", tmp_path)
+    failed = "20250713011400000"
+    timeline = base / TIMELINE
+    (timeline / f"{failed}.commit.requested").write_bytes(b"")
+    shutil.copy(timeline / "20250713011316909.inflight", timeline / f"{failed}.inflight")
+    merged = f"7b0ea4f9-3768-4e87-b12c-8d33efd22b55-0_0-140-200_{failed}.parquet"
+    created = f"0d0a0b0c-0000-4000-8000-000000000001-0_1-140-201_{failed}.parquet"
+    shutil.copy(base / "10/7b0ea4f9-3768-4e87-b12c-8d33efd22b55-0_0-136-193_20250713011316909.parquet",
+                base / "10" / merged)
+    shutil.copy(base / "10" / merged, base / "20" / created)
+    markers = base / ".hoodie" / ".temp" / failed
+    (markers / "10").mkdir(parents=True)
+    (markers / "20").mkdir()
+    (markers / "10" / f"{merged}.marker.MERGE").touch()
+    (markers / "20" / f"{created}.marker.CREATE").touch()
+    before = _v8_rows(base)
+    table = HoodieTable(str(base))
+    plan = Rollbacker(table).dry_run(failed).plan
+    requests = sorted((r.partition_path, r.file_id, r.latest_base_instant, r.files_to_delete)
+                      for r in plan.requests)
+    assert requests == [
+        ("10", "7b0ea4f9-3768-4e87-b12c-8d33efd22b55-0", failed, (f"{base}/10/{merged}",)),
+        ("20", "0d0a0b0c-0000-4000-8000-000000000001-0", failed, (f"{base}/20/{created}",))]
+    [done] = Rollbacker(table).rollback(failed).executed
+    assert done.files_deleted == 2
+    assert not (base / "10" / merged).exists() and not (base / "20" / created).exists()
+    assert next(timeline.glob(f"{done.rollback_instant}_*.rollback"))
+    assert _v8_rows(base) == before
+
+
+def _v8_rows(base) -> list[dict]:
+    batches = HudiTable(str(base)).read(HudiReadOptions())
+    return sorted(pa.Table.from_batches(batches).to_pylist(), key=lambda r: r["_hoodie_record_key"])
