@@ -29,6 +29,7 @@ FIRST_LAYOUT_2_TABLE_VERSION = 8  # HoodieTableVersion.EIGHT.getTimelineLayoutVe
 _HUDI_0X = (5, 6)
 SERVICE_TABLE_VERSIONS: dict[str, tuple[int, ...]] = {
     "clean": (*_HUDI_0X, 8, 9),
+    "rollback": (*_HUDI_0X, 8, 9),
 }
 
 COPY_ON_WRITE = "COPY_ON_WRITE"
@@ -137,6 +138,11 @@ class TableConfig:
     @property
     def bootstrap_base_path(self) -> str | None:
         return self.props.get("hoodie.bootstrap.base.path")
+
+    @property
+    def is_hudi_1x(self) -> bool:
+        """Table version 8 or 9 (Hudi 1.0, 1.1): what its services write differs, not only its layout."""
+        return self.table_version >= FIRST_LAYOUT_2_TABLE_VERSION
 
     @property
     def table_format(self) -> str:

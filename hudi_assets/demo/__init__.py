@@ -1,4 +1,5 @@
-"""Demo tables: realistic Hudi 0.14/0.15 (table version 6) COW and MOR tables written from Python.
+"""Demo tables: realistic Hudi 0.14/0.15 (table version 6) or Hudi 1.1 (version 9, `demo.versions`) COW
+and MOR tables written from Python.
 
 `generate_table` writes one table with a full history (inserts, upserts, an insert_overwrite, a
 savepoint, a pending compaction on MOR, a failed write), optionally with the metadata table its writer
@@ -40,11 +41,12 @@ def demo_table_specs() -> dict[str, dict]:
 
 
 def write_demo_tables(root_dir: str, storage_options: Mapping[str, str] | None = None, *,
-                      metadata_table: bool = False) -> list[str]:
+                      metadata_table: bool = False, table_version: int = 6) -> list[str]:
     """Write `<root>/demo_cow` (COPY_ON_WRITE, `2024/01/01` partitions) and `<root>/demo_mor`
     (MERGE_ON_READ, hive-style `dt=2024-01-01` partitions); returns their base paths.
     `metadata_table`: both get a metadata table (`files`, `column_stats`, `bloom_filters`), not only
-    `demo_mor`.
+    `demo_mor`. `table_version` 9: written as Hudi 1.1 would, without metadata tables (hudi-assets
+    does not write Hudi 1.x metadata tables yet; `metadata_table` is refused).
 
     Deterministic: the same files (names, commit metadata, records) every time. Refuses a target
     that already holds a table, leaving it untouched.
@@ -55,8 +57,10 @@ def write_demo_tables(root_dir: str, storage_options: Mapping[str, str] | None =
         if storage.exists(".hoodie"):
             raise HudiInputError(f"{storage.base_uri}: already holds a Hudi table; choose an empty folder")
     paths = []
+    if metadata_table and table_version != 6:
+        raise HudiInputError(f"demo tables of table version {table_version} have no metadata table yet")
     for folder, spec in demo_table_specs().items():
-        spec["metadata_table"] = metadata_table or spec["metadata_table"]
-        generate_table(targets[folder], **spec)
+        spec["metadata_table"] = (metadata_table or spec["metadata_table"]) and table_version == 6
+        generate_table(targets[folder], **spec, table_version=table_version)
         paths.append(targets[folder].base_uri)
     return paths

@@ -1,4 +1,5 @@
-"""Write a realistic Hudi 0.14/0.15 (table version 6) table history through `Storage`.
+"""Write a realistic Hudi 0.14/0.15 (table version 6) table history through `Storage`; at table version 9
+as Hudi 1.1 writes it (`demo.versions.TableFormat`: timeline layout 2, a log file per deltacommit).
 
 The history is what Hudi's Spark writer leaves behind (direct file listing unless a metadata table is
 asked for, timeline-server markers, eager rollback of failed writes), state file by state file and
@@ -31,7 +32,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hudi_assets import bloom
-from hudi_assets.avro import serialize_metadata
 from hudi_assets.demo.formats import (
     PRECOMBINE_FIELD,
     RECORD_KEY_FIELD,
@@ -43,6 +43,7 @@ from hudi_assets.demo.formats import (
     timeline_server_markers,
 )
 from hudi_assets.demo.metadata import DemoMetadataWriter, records_stats
+from hudi_assets.demo.versions import table_format
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
 from hudi_assets.java_collections import in_java_hashmap_order, java_hashmap_order
 from hudi_assets.logformat import LogFileName
@@ -227,7 +228,8 @@ class _Generator:
                  partition_field: str, hive_style: bool, commits: int, start_time: datetime,
                  interval: timedelta, seed: int, fast: bool, files_per_partition: int,
                  records_per_file: int, update_fraction: float, bloom_entries: int, savepoint: bool,
-                 insert_overwrite: bool, pending_compaction: bool, failed_write: bool, metadata_table: bool):
+                 insert_overwrite: bool, pending_compaction: bool, failed_write: bool, metadata_table: bool,
+                 table_version: int = 6):
         if table_type not in (COPY_ON_WRITE, MERGE_ON_READ):
             raise HudiInputError(f"table type must be {COPY_ON_WRITE} or {MERGE_ON_READ}, not {table_type!r}")
         if commits < 1 or files_per_partition < 1 or records_per_file < 1 or not partition_values:
@@ -238,6 +240,10 @@ class _Generator:
             raise HudiInputError("the interval between instants must be at least one millisecond")
         if metadata_table and fast:
             raise HudiInputError("a metadata table indexes the data files' contents: fast mode writes none")
+        self.format = table_format(table_version)
+        if metadata_table and self.format.hudi_1x:
+            raise HudiInputError(f"demo tables of table version {table_version} have no metadata table yet "
+                                 "(hudi-assets does not write Hudi 1.x metadata tables)")
         self.storage = storage
         self.table_type = table_type
         self.is_mor = table_type == MERGE_ON_READ
@@ -358,8 +364,13 @@ class _Generator:
             for _ in pool.map(create_all, chunks):
                 pass
 
-    def _put_instant(self, instant: Instant, data: bytes = b"") -> None:
-        self._put(f".hoodie/{instant.file_name}", data)
+    def _put_instant(self, instant: Instant, data: bytes = b"", moment: datetime | None = None) -> None:
+        """A state file; a completed one of a layout-2 table completes half an interval after
+        `moment` (its requested time), which names it."""
+        completion = ""
+        if moment is not None:
+            completion = instant_time(moment + max(self.interval / 2, timedelta(milliseconds=1)))
+        self._put(self.format.state_file(instant, completion), data)
 
     # -------------------------------------------------------------------------- rows
     def _row(self, commit: _Commit, task: int, counter: int, partition: str, file_name: str, *,
@@ -440,7 +451,9 @@ class _Generator:
             return _Write(partition, stat, marker_name(partition, name, "MERGE"), apply_cow, rows)
 
         version = self._next_log_version(group)
-        name = LogFileName(file_id, current.base_instant, "log", version, token).format()
+        # 1.x names a log file after the deltacommit writing it; 0.x after its slice's base instant.
+        log_instant = commit.ts if self.format.log_file_per_commit else current.base_instant
+        name = LogFileName(file_id, log_instant, "log", version, token).format()
         rel = f"{partition}/{name}"
         data = b""
         if not self.fast:
@@ -458,19 +471,23 @@ class _Generator:
             numWrites=num_updates, numUpdateWrites=num_updates, totalWriteBytes=len(data),
             partitionPath=partition, fileSizeInBytes=len(data), runtimeStats=self._runtime(create=False),
             logVersion=version, logOffset=0, baseFile=current.base_file or "",
-            logFiles=[*current.logs_newest_first(), name], recordsStats=column_stats,
+            logFiles=[*current.logs_newest_first(), name],
+            # A JSON-only field: 1.x's Avro write stat has none.
+            **({} if self.format.hudi_1x else {"recordsStats": column_stats}),
         )
 
         def apply_mor() -> None:
             current.logs.append((name, len(data)))
 
+        if self.format.log_file_per_commit:  # 1.x marks the log file it creates
+            return _Write(partition, stat, marker_name(partition, name, "CREATE"), apply_mor, rows)
         # 0.x names an append handle's marker after the slice's base file name.
         marker = f"{file_id}_{token}_{current.base_instant}{BASE_FILE_EXTENSION}"
         return _Write(partition, stat, marker_name(partition, marker, "APPEND"), apply_mor, rows, True)
 
     def _next_log_version(self, group: _Group) -> int:
-        """The version of the log file an append to `group`'s current slice writes."""
-        return len(group.slice.logs) + 1
+        """The version of the log file an append to `group`'s current slice writes (1.x: a new file)."""
+        return 1 if self.format.log_file_per_commit else len(group.slice.logs) + 1
 
     def _runtime(self, create: bool) -> dict[str, int]:
         millis = self.rng.randint(40, 900)
@@ -519,12 +536,13 @@ class _Generator:
         if commit.action == REPLACE_COMMIT:
             # Spark's insert_overwrite writes `new HoodieRequestedReplaceMetadata()`: every field null.
             empty = {"operationType": None, "clusteringPlan": None, "extraMetadata": None, "version": None}
-            self._put_instant(requested, serialize_metadata("HoodieRequestedReplaceMetadata", empty))
+            self._put_instant(requested, self.format.plan("HoodieRequestedReplaceMetadata", empty))
         else:
             self._put_instant(requested)
         self._metadata_table_services()
         plan(commit)  # decides the workload, drawing all structure randomness first
-        self._put_instant(requested.with_state(State.INFLIGHT), self._workload(commit).to_json())
+        workload = self.format.commit_metadata(self._workload(commit))
+        self._put_instant(requested.with_state(State.INFLIGHT), workload)
         for partition in commit.new_partitions:
             depth = partition.count("/") + 1
             metadata = partition_metadata(commit.ts, depth, commit.moment)
@@ -539,7 +557,8 @@ class _Generator:
         metadata = self._completed_metadata(commit)
         if self.metadata is not None:  # the metadata table is written before the data commit completes
             self.metadata.commit(commit.ts, metadata.partition_to_write_stats, commit.log_ranges)
-        self._put_instant(requested.with_state(State.COMPLETED), metadata.to_json())
+        self._put_instant(requested.with_state(State.COMPLETED), self.format.commit_metadata(metadata),
+                          commit.moment)
         self._record_completed(commit, requested.with_state(State.COMPLETED))
 
     def _metadata_table_services(self) -> None:
@@ -651,8 +670,9 @@ class _Generator:
         }
         inflight = Instant(ts, SAVEPOINT, State.INFLIGHT)
         self._put_instant(inflight)
-        completed = serialize_metadata("HoodieSavepointMetadata", record)
-        self._put_instant(inflight.with_state(State.COMPLETED), completed)
+        completed = self.format.plan("HoodieSavepointMetadata", record)
+        # Completes after the savepointed commit did (layout 2 names it by its completion time).
+        self._put_instant(inflight.with_state(State.COMPLETED), completed, moment + self.interval / 4)
         self.instants.append(inflight.with_state(State.COMPLETED))
         self.savepoint = ts
         self.savepointed_files = files
@@ -687,7 +707,7 @@ class _Generator:
         plan = {"operations": operations, "extraMetadata": None, "version": 2, "strategy": None,
                 "preserveHoodieMetadata": False}
         requested = Instant(ts, COMPACTION, State.REQUESTED)
-        self._put_instant(requested, serialize_metadata("HoodieCompactionPlan", plan))
+        self._put_instant(requested, self.format.plan("HoodieCompactionPlan", plan))
         self.instants.append(requested)
         self.compaction = ts
         self.compaction_ids = [op["fileId"] for op in operations]
@@ -736,7 +756,7 @@ class _Generator:
         if self.storage.exists(".hoodie"):
             raise HudiInputError(f"{self.storage.base_uri}: already holds a .hoodie folder")
         if self.storage.is_local:  # object stores have no directories: nothing to create there
-            for directory in HOODIE_DIRS:
+            for directory in (*HOODIE_DIRS, f"{self.format.timeline_folder}/history"):
                 self.storage.mkdirs(directory)
         props = {
             "hoodie.table.type": self.table_type,
@@ -762,7 +782,7 @@ class _Generator:
                 **props,
                 "hoodie.compaction.record.merger.strategy": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
             }
-        write_table_config(self.storage, props)
+        write_table_config(self.storage, self.format.properties(props))
 
     def _result(self) -> DemoTable:
         slices = [
@@ -810,6 +830,7 @@ def generate_table(
     failed_write: bool = True,
     bloom_entries: int = bloom.DEFAULT_NUM_ENTRIES,
     metadata_table: bool = False,
+    table_version: int = 6,
 ) -> DemoTable:
     """Write a new table version 6 Hudi table with a realistic history into `storage` (see module doc).
 
@@ -822,6 +843,7 @@ def generate_table(
     `metadata_table` keeps a metadata table with `files`, `column_stats` and `bloom_filters` as the
     writer would (see `hudi_assets.demo.metadata`); not with `fast`.
     Same arguments and seed give the same data table, whatever `fast` and `metadata_table` are.
+    `table_version` 9 writes the table as Hudi 1.1 would (`demo.versions`), without a metadata table.
     """
     values = (default_partition_values(partitions, start_time, hive_style) if isinstance(partitions, int)
               else list(partitions))
@@ -831,5 +853,5 @@ def generate_table(
         fast=fast, files_per_partition=files_per_partition, records_per_file=records_per_file,
         update_fraction=update_fraction, bloom_entries=bloom_entries, savepoint=savepoint,
         insert_overwrite=insert_overwrite, pending_compaction=pending_compaction, failed_write=failed_write,
-        metadata_table=metadata_table,
+        metadata_table=metadata_table, table_version=table_version,
     ).run()

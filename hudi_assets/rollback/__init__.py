@@ -1,5 +1,6 @@
-"""Rollback of failed writes (Hudi 0.15's rollback planner and executors), for the LAZY
-failed-writes policy and for an operator's explicit request: `Rollbacker` is the service."""
+"""Rollback of failed writes (Hudi 0.15's rollback planner and executors; on table versions 8 and 9
+Hudi 1.x's, which only delete), for the LAZY failed-writes policy and for an operator's explicit
+request: `Rollbacker` is the service."""
 
 from hudi_assets.rollback.executor import RollbackActionExecutor
 from hudi_assets.rollback.metadata import RollbackPlan, RollbackRequest

@@ -11,6 +11,10 @@ directory (its heartbeat is the workflow's: Hudi deletes it only under the LAZY 
 policy). Every step can be repeated, so a run killed anywhere is finished by the next one: a file
 already deleted is skipped, and a command block a killed run already wrote is found and reused
 rather than appended twice.
+
+Table versions 8 and 9 (Hudi 1.x's RollbackHelper, apache/hudi @03ab509c): the plan only deletes
+files (`safety.check_plan` refuses one with log blocks), a file already gone counts as deleted, and
+the completed file is `<t>_<completion>.rollback` (timeline layout 2); the rest is the same.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from hudi_assets.rollback.metadata import (
     PartitionRollbackStat,
     RollbackPlan,
     RollbackRequest,
+    deletes_only,
     rollback_metadata_record,
     serialize_rollback_metadata,
 )
@@ -116,7 +121,8 @@ class RollbackActionExecutor:
             self._delete_failed_instant()
         self.listener.reached(Step.ROLLBACK_INSTANT_DELETED)
         completed = Instant(self.rollback_instant.timestamp, ROLLBACK, State.COMPLETED)
-        storage.create_if_absent(self.table.active_timeline.state_file_path(completed),
+        # Layout 2 names it `<t>_<completion>.rollback`, the completion time taken now, under the lock.
+        storage.create_if_absent(self.table.reload_timeline().new_state_file_path(completed),
                                  serialize_rollback_metadata(record))
         self.listener.reached(Step.ROLLBACK_COMPLETE)
         self.listener.finished(ServiceRun(ROLLBACK, self.rollback_instant.timestamp, taken,
@@ -181,9 +187,11 @@ class RollbackActionExecutor:
         companions = [f"{directory}/.{name}.crc" if directory else f".{name}.crc"] if storage.is_local else []
         outcome = storage.delete_many([rel, *companions])
         stat = PartitionRollbackStat(directory)
-        # Hadoop's delete() answers false for a file already gone (a resumed rollback), which Hudi
-        # records as a failed delete; so do we.
-        (stat.success_delete_files if rel in outcome.deleted else stat.failed_delete_files).append(path)
+        # Hadoop's delete() answers false for a file already gone (a resumed rollback), which Hudi 0.x
+        # records as a failed delete; Hudi 1.x's RollbackHelper.deleteFiles as a success once it
+        # finds the file gone (and fails the rollback while the file is still there). So do we.
+        gone = rel in outcome.deleted or (deletes_only(self.table.config) and rel in outcome.missing)
+        (stat.success_delete_files if gone else stat.failed_delete_files).append(path)
         for failed, why in outcome.failed.items():
             log.warning("rollback %s could not delete %s: %s", self.rollback_instant.timestamp,
                         storage.uri(failed), why)

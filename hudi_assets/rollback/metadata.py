@@ -14,9 +14,16 @@ from typing import Any
 from hudi_assets.avro import deserialize_metadata, serialize_metadata
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.java_collections import java_hashmap_order
+from hudi_assets.table_config import TableConfig
 
 ROLLBACK_PLAN_VERSION = 1
 ROLLBACK_METADATA_VERSION = 1
+
+
+def deletes_only(config: TableConfig) -> bool:
+    """Hudi 1.x (table version 8 and up) rolls back by deleting files only: no command blocks, and
+    RollbackHelper refuses a plan with log blocks to delete (apache/hudi @03ab509c)."""
+    return config.is_hudi_1x
 
 
 def _hashmap(mapping: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,11 @@ MarkerBasedRollbackStrategy and ListingBasedRollbackStrategy).
 - Listing-based requests (`hoodie.rollback.using.markers=false`, or an instant with no markers: Hudi
   0.15 would then roll back no file at all): every base file carrying the instant's time and every
   log file whose slice it opened, in every partition.
+- Table versions 8 and 9 (Hudi 1.x, `deletes_only`): a rollback only deletes. Every log file is
+  named by the deltacommit that wrote it and has a CREATE marker, so each marker names a file of the
+  failed write, deleted by its own request (fileId, the failed instant as latestBaseInstant, the
+  absolute path): MarkerBasedRollbackStrategy of apache/hudi 1.x (`table.version() >= EIGHT`
+  branches, stored-file id 205226268), requests not grouped per file group. Listing is as above.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.fsview import LogFile, list_partitions, parse_base_file_name
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired
 from hudi_assets.rollback.markers import Marker, marker_dir, read_markers
-from hudi_assets.rollback.metadata import RollbackPlan, RollbackRequest
+from hudi_assets.rollback.metadata import RollbackPlan, RollbackRequest, deletes_only
 from hudi_assets.rollback.safety import checked_markers
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_paths import written_instant
@@ -79,7 +84,16 @@ def plan_rollback(table: HoodieTable, instant: Instant, engine: Engine | None = 
     else:
         log.info("rolling back %s by listing: %s", instant,
                  "markers disabled" if markers else "the write left no markers")
-        requests = _listing_requests(table, instant, engine or LocalEngine())
+        return plan_rollback_by_listing(table, instant, engine)
+    return RollbackPlan(instant.timestamp, instant.action, tuple(requests))
+
+
+def plan_rollback_by_listing(table: HoodieTable, instant: Instant, engine: Engine | None = None
+                             ) -> RollbackPlan:
+    """ListingBasedRollbackStrategy: delete every file named by `instant`. Hudi 1.x plans a
+    completed instant's rollback this way too (its markers are gone); that is sound where every file
+    names the instant that wrote it, as on table versions 8 and 9."""
+    requests = _listing_requests(table, instant, engine or LocalEngine())
     return RollbackPlan(instant.timestamp, instant.action, tuple(requests))
 
 
@@ -90,6 +104,8 @@ def table_path(table: HoodieTable, rel: str) -> str:
 
 def _marker_request(table: HoodieTable, instant: Instant, marker: Marker) -> RollbackRequest:
     where = table.storage.uri(marker_dir(instant.timestamp))
+    if deletes_only(table.config):
+        return _delete_request(table, instant, marker, where)
     if marker.io_type == "APPEND":
         return _append_request(table, instant, marker)
     if LogFile.parse(marker.file_name) is not None:
@@ -100,6 +116,29 @@ def _marker_request(table: HoodieTable, instant: Instant, marker: Marker) -> Rol
         raise CorruptFileError(where, f"marker of {marker.file_path}: not a base file name")
     file_id, _, base_instant = parsed
     return RollbackRequest(marker.partition_path, file_id, base_instant,
+                           (table_path(table, marker.file_path),))
+
+
+def _delete_request(table: HoodieTable, instant: Instant, marker: Marker, where: str) -> RollbackRequest:
+    """Hudi 1.x: the marked file is deleted, whatever its IO type. 1.x writers give log files CREATE
+    markers; an APPEND marker (which Java would turn into log blocks and then refuse) is taken only
+    when it names a log file of the failed write itself, which no other instant reads."""
+    log_file = LogFile.parse(marker.file_name)
+    if log_file is not None:
+        file_id = log_file.file_id
+        if marker.io_type == "APPEND" and log_file.base_instant != instant.timestamp:
+            raise CorruptFileError(where, f"APPEND marker of {marker.file_path}, a log file of instant "
+                                          f"{log_file.base_instant}: a table version "
+                                          f"{table.config.table_version} rollback only deletes files "
+                                          "the failed write created")
+    else:
+        parsed = parse_base_file_name(marker.file_name)
+        if parsed is None or marker.io_type == "APPEND":
+            expected = "a log" if marker.io_type == "APPEND" else "a base or log"
+            raise CorruptFileError(where, f"{marker.io_type} marker of {marker.file_path}: not {expected} "
+                                          "file name")
+        file_id = parsed[0]
+    return RollbackRequest(marker.partition_path, file_id, instant.timestamp,
                            (table_path(table, marker.file_path),))
 
 

@@ -7,7 +7,8 @@ rollback is planned, the plan's files when a pending rollback is resumed. One of
 refuses the whole rollback (`UnsafePlanError`, exit 2) naming the marker file and line, or the plan
 file: nothing written, nothing deleted. A data file a rollback deletes is one the failed instant
 wrote (the instant in its name), inside a partition directory; a log file of a slice another
-instant opened is appended to, never deleted; partition metadata and `.hoodie` are never touched.
+instant opened is appended to, never deleted (on table versions 8 and 9 nothing is appended: a plan
+naming log blocks is refused); partition metadata and `.hoodie` are never touched.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Iterable
 from hudi_assets.exceptions import PathOutsideTableError, UnsafePlanError
 from hudi_assets.fsview import PARTITION_METAFILE_NAMES, LogFile
 from hudi_assets.rollback.markers import Marker
-from hudi_assets.rollback.metadata import RollbackPlan
+from hudi_assets.rollback.metadata import RollbackPlan, deletes_only
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_paths import data_file_problem, rollback_file_problem, table_relative, written_instant
 from hudi_assets.timeline.instant import Instant, State
@@ -65,6 +66,10 @@ def check_plan(table: HoodieTable, plan: RollbackPlan, rollback_instant: Instant
             if why is not None:
                 raise UnsafePlanError(plan_file, path, why, hint)
         for path in request.log_blocks_to_delete:
+            if deletes_only(table.config):
+                raise UnsafePlanError(plan_file, path, f"is a log file to append a rollback block to, which "
+                                      f"a table version {table.config.table_version} rollback never does "
+                                      "(Hudi 1.x only deletes the failed write's files)", hint)
             name = path.rpartition("/")[2]
             rel, why = _canonical(table, posixpath.join(request.partition_path, name), resolved)
             why = why or data_file_problem(rel) or (None if LogFile.parse(rel.rpartition("/")[2])

@@ -184,6 +184,10 @@ class LayoutTwoTimeline(ActiveTimeline):
             raise FileNotFoundError(f"{self.storage.uri(self.folder)}: no state file of {instant}")
         return f"{self.folder}/{instant.file_name}"
 
+    @staticmethod
+    def state_file_name(instant: Instant, completion_time: str) -> str:
+        return layout2_file_name(instant, completion_time if instant.is_completed else None)
+
     def new_state_file_path(self, instant: Instant) -> str:
         """A pending state as in layout 1; a completed one `<requested>_<completion>.<action>`, its
         completion time generated now as Hudi's time generator does, after every requested and

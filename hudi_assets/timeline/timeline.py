@@ -215,6 +215,11 @@ class ActiveTimeline(Timeline):
     def state_file_path(self, instant: Instant) -> str:
         return f"{self.folder}/{instant.file_name}"
 
+    @staticmethod
+    def state_file_name(instant: Instant, completion_time: str) -> str:
+        """The name of a state file of `instant`; layout 1's names carry no completion time."""
+        return instant.file_name
+
     def new_state_file_path(self, instant: Instant) -> str:
         """Where a state file of `instant` not yet on the timeline is written (layout 2 names a
         completed one by a completion time generated now, so call it under the table lock)."""

@@ -96,14 +96,12 @@ def test_the_service_objects_refuse_8_and_9_whichever_face_calls_them(tmp_path):
     """The refusal lives in the core: a face that skips the command line's gate (Dagster, or code
     building a service object) is refused the same, before anything is written."""
     from hudi_assets.archive.archiver import HoodieTimelineArchiver
-    from hudi_assets.rollback import Rollbacker
 
     storage = _table(tmp_path)
     before = sorted(s.path for s in storage.list("", recursive=True))
     table = HoodieTable(storage)
     for run in (lambda: HoodieTimelineArchiver.for_table(table).archive(),
-                lambda: HoodieTimelineArchiver.for_table(table).dry_run(),
-                lambda: Rollbacker(table).rollback("100")):
+                lambda: HoodieTimelineArchiver.for_table(table).dry_run()):
         with pytest.raises(UnsupportedTableError, match=r"table version 9 \(Hudi 1.x\) is not supported"):
             run()
     assert sorted(s.path for s in storage.list("", recursive=True)) == before

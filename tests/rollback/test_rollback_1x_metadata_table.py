@@ -1,0 +1,163 @@
+"""The metadata table's side of a rollback on table version 9 (`metadata.deltacommit_rollback`), on its
+own against the Java-written fixture: Hudi 1.x writes no records, it rolls back the metadata
+deltacommit of the failed instant at the data rollback's instant time."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.rollback_1x import (
+    FAILED,
+    JAVA_BASE,
+    MDT_TIMELINE,
+    ROLLBACK,
+    TIMELINE,
+    failed_v9,
+    files,
+    java_records,
+    java_table,
+    metadata_relative,
+    plan_relative,
+    rows,
+)
+
+from hudi_assets.avro import deserialize_metadata
+from hudi_assets.cli import main
+from hudi_assets.exceptions import HudiInputError
+from hudi_assets.metadata.deltacommit_rollback import (
+    DeltacommitRollbackSink,
+    check_metadata_rollback,
+    open_metadata_table,
+    roll_back_metadata_deltacommit,
+)
+from hudi_assets.metadata.table import MetadataTable
+from hudi_assets.rollback import Rollbacker
+from hudi_assets.table import HoodieTable
+
+
+def _sorted_plan(plan: dict) -> dict:
+    return {**plan, "RollbackRequests": sorted(plan["RollbackRequests"], key=lambda r: r["filesToBeDeleted"])}
+
+
+def _sorted_metadata(record: dict) -> dict:
+    partitions = {name: {**p, "successDeleteFiles": sorted(p["successDeleteFiles"])}
+                  for name, p in record["partitionMetadata"].items()}
+    return {**record, "partitionMetadata": partitions}
+
+
+def test_the_metadata_deltacommit_is_rolled_back_as_java_rolled_it_back(tmp_path):
+    base = failed_v9(tmp_path, metadata_table=True)
+    java_plan, java_metadata = java_records(java_table(tmp_path), MDT_TIMELINE)
+    mdt = open_metadata_table(HoodieTable(str(base)))
+    check_metadata_rollback(mdt, FAILED)
+    record = roll_back_metadata_deltacommit(mdt, FAILED, ROLLBACK)
+    timeline = base / MDT_TIMELINE
+    plan_file = timeline / f"{ROLLBACK}.rollback.requested"
+    plan = deserialize_metadata(plan_file.read_bytes(), "HoodieRollbackPlan", str(plan_file))
+    # Java lists the metadata partitions in another order: the requests are compared as a set.
+    assert _sorted_plan(plan_relative(plan, str(base))) == _sorted_plan(plan_relative(java_plan, JAVA_BASE))
+    [completed] = timeline.glob(f"{ROLLBACK}_*.rollback")
+    assert (timeline / f"{ROLLBACK}.rollback.inflight").read_bytes() == b""
+    written = deserialize_metadata(completed.read_bytes(), "HoodieRollbackMetadata", str(completed))
+    assert written == record
+    ours, theirs = (_sorted_metadata(metadata_relative(r, b)) for r, b in
+                    ((written, str(base)), (java_metadata, JAVA_BASE)))
+    assert ({k: v for k, v in ours.items() if k != "timeTakenInMillis"}
+            == {k: v for k, v in theirs.items() if k != "timeTakenInMillis"})
+    assert list(ours["partitionMetadata"]) == list(theirs["partitionMetadata"])  # Java's HashMap order
+    assert not list(timeline.glob(f"{FAILED}*"))
+    java_mdt = MetadataTable(str(java_table(tmp_path)))
+    assert MetadataTable(str(base)).files_listing.partitions == java_mdt.files_listing.partitions
+    assert roll_back_metadata_deltacommit(mdt, FAILED, ROLLBACK) is None  # nothing left to undo
+
+
+def test_no_metadata_deltacommit_of_the_failed_instant_means_nothing_to_do(tmp_path):
+    base = failed_v9(tmp_path, metadata_table=True)
+    for state in (base / MDT_TIMELINE).glob(f"{FAILED}*"):
+        state.unlink()
+    before = files(base)
+    mdt = open_metadata_table(HoodieTable(str(base)))
+    assert roll_back_metadata_deltacommit(mdt, FAILED, ROLLBACK) is None
+    assert files(base) == before
+
+
+def test_a_write_at_or_before_the_latest_metadata_compaction_is_refused(tmp_path):
+    """validateRollback: the compacted base file holds it; Hudi asks for a restore."""
+    base = failed_v9(tmp_path, metadata_table=True)
+    timeline = base / MDT_TIMELINE
+    completed = next(timeline.glob("20260403184238571_*.deltacommit"))
+    shutil.copy(completed, timeline / "20260403184250000_20260403184251000.commit")
+    (timeline / "20260403184250000.compaction.requested").write_bytes(b"")
+    before = files(base)
+    mdt = open_metadata_table(HoodieTable(str(base)))
+    for run in (lambda: check_metadata_rollback(mdt, FAILED),
+                lambda: roll_back_metadata_deltacommit(mdt, FAILED, ROLLBACK)):
+        with pytest.raises(HudiInputError, match="at or before the metadata table's latest compaction"):
+            run()
+    assert files(base) == before
+
+
+def test_a_rollback_through_the_1x_sink_matches_java_on_both_tables(tmp_path):
+    """End to end with `DeltacommitRollbackSink` (what `MetadataTableSink` delegates to once wired):
+    one rollback instant on both timelines, as in the Java-written fixture."""
+    base = failed_v9(tmp_path, metadata_table=True)
+    java = java_table(tmp_path)
+    table = HoodieTable(str(base))
+    [done] = Rollbacker(table, metadata=DeltacommitRollbackSink(table)).rollback(FAILED).executed
+    for folder in (TIMELINE, MDT_TIMELINE):
+        plan_file = base / folder / f"{done.rollback_instant}.rollback.requested"
+        plan = deserialize_metadata(plan_file.read_bytes(), "HoodieRollbackPlan", str(plan_file))
+        java_plan, _ = java_records(java, folder)
+        ours, theirs = plan_relative(plan, str(base)), plan_relative(java_plan, JAVA_BASE)
+        assert _sorted_plan(ours) == _sorted_plan(theirs)
+        assert len(list((base / folder).glob(f"{done.rollback_instant}_*.rollback"))) == 1
+        assert not list((base / folder).glob(f"{FAILED}*"))
+    assert rows(base) == rows(java)
+    listed = MetadataTable(str(base)).files_listing.partitions
+    assert listed == MetadataTable(str(java)).files_listing.partitions
+    assert main(["metadata", str(base), "--validate"]) == 0
+
+
+def test_the_1x_sink_refuses_before_any_delete_when_a_compaction_holds_the_failed_write(tmp_path):
+    base = failed_v9(tmp_path, metadata_table=True)
+    timeline = base / MDT_TIMELINE
+    shutil.copy(next(timeline.glob("20260403184238571_*.deltacommit")),
+                timeline / "20260403184250000_20260403184251000.commit")
+    (timeline / "20260403184250000.compaction.requested").write_bytes(b"")
+    before = files(base)
+    table = HoodieTable(str(base))
+    with pytest.raises(HudiInputError, match="at or before the metadata table's latest compaction"):
+        Rollbacker(table, metadata=DeltacommitRollbackSink(table)).rollback(FAILED)
+    assert files(base) == before
+
+
+# The data rollback's steps, then its metadata table's (the second of each), then the data's again.
+STEPS = ["ROLLBACK_REQUEST:1", "ROLLBACK_INFLIGHT:2", "ROLLBACK_REQUEST:2", "ROLLBACK_REQUEST:4",
+         "ROLLBACK_INSTANT_DELETED:1", "ROLLBACK_COMPLETE:1", "MDT_ROLLED_BACK", "ROLLBACK_INSTANT_DELETED:2",
+         "ROLLBACK_COMPLETE:2"]
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_a_killed_rollback_through_the_1x_sink_is_finished_by_a_rerun(tmp_path, step):
+    base = failed_v9(tmp_path, metadata_table=True)
+    java = java_table(tmp_path)
+    expected = rows(java)
+    script = Path(__file__).parents[1] / "support/kill_rollback.py"
+    proc = subprocess.run([sys.executable, str(script), str(base), FAILED, step, "1x"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    assert rows(base) == expected
+    table = HoodieTable(str(base))
+    Rollbacker(table, metadata=DeltacommitRollbackSink(table)).rollback(FAILED)
+    for folder in (TIMELINE, MDT_TIMELINE):
+        assert len(list((base / folder).glob("*_*.rollback"))) == 1
+        assert not list((base / folder).glob(f"{FAILED}*"))
+    data_rollback = next((base / TIMELINE).glob("*_*.rollback")).name.partition("_")[0]
+    assert next((base / MDT_TIMELINE).glob("*_*.rollback")).name.startswith(f"{data_rollback}_")
+    assert rows(base) == expected
+    listed = MetadataTable(str(base)).files_listing.partitions
+    assert listed == MetadataTable(str(java)).files_listing.partitions
