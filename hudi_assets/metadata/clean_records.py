@@ -45,11 +45,14 @@ UPDATABLE_PARTITIONS = frozenset({FILES, COLUMN_STATS, BLOOM_FILTERS, RECORD_IND
 _ID_LENGTH = 12  # base64 of a 64-bit ColumnIndexID, the prefix of a column_stats key
 
 
-def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> HoodieTable:
+def refuse_unknown_partitions(table: HoodieTable, action: str = "clean", *,
+                              pending_compaction: bool = True) -> HoodieTable:
     """Refuse (before anything is written) a metadata table that `action` (a clean, a rollback)
     cannot keep in step: one without its own table, of another table version, with a partition being
-    built, with a partition we do not know how to update, or with a pending compaction. Returns the
-    metadata table it opened, for the run to write through (`MetadataTableWriter`)."""
+    built, with a partition we do not know how to update, or (with `pending_compaction`) with a
+    pending compaction. Returns the metadata table it opened, for the run to write through
+    (`MetadataTableWriter`). A pending compaction is a crashed one only when seen under the table's
+    lock (a writer compacts while holding it): a caller that does not hold it yet checks it later."""
     config = table.config
     where = table.storage.uri(PROPERTIES_FILE)
     unknown = sorted(set(config.metadata_partitions) - UPDATABLE_PARTITIONS)
@@ -71,7 +74,8 @@ def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> Hood
     if mdt.config.table_version != 6:
         raise UnsupportedTableError(f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version "
                                     f"{mdt.config.table_version}; only version 6 is written")
-    refuse_pending_compaction(mdt, action)
+    if pending_compaction:
+        refuse_pending_compaction(mdt, action)
     return mdt
 
 
