@@ -12,7 +12,7 @@ metadata table, and no two processes ever held the lock at once.
 
 from __future__ import annotations
 
-import re
+import json
 from collections import Counter
 
 import pytest
@@ -36,8 +36,7 @@ from tests.test_live_writer import (
 pytestmark = pytest.mark.soak
 
 MAX_DELTA = "hoodie.metadata.compact.max.delta.commits"
-SERVICES_ARGS = ("metadata", "--run-services")
-RESULT = re.compile(r"compacted: (.+); cleaned: (.+) \((\d+) files\); archived (\d+) instants")
+SERVICES_ARGS = ("metadata", "--run-services", "--json")
 
 
 def _instants(mdt: HoodieTable, actions: set[str]) -> Counter:
@@ -63,11 +62,12 @@ def test_metadata_services_beside_a_live_writer_keeping_a_metadata_table(tmp_pat
     assert _read(soak.base) == completed[max(completed)]["rows"]
     _check_lock_never_shared(soak)
 
-    runs = [RESULT.search(out) for args, _, out in soak.runs if args[0] == "metadata"]
-    assert len(runs) >= 3 and all(runs), "every --run-services run reported what it did"
-    assert any(r.group(1) != "nothing" for r in runs), "the loop compacted the metadata table"
-    assert any(int(r.group(3)) > 0 for r in runs), "the loop's clean deleted metadata files"
-    assert any(int(r.group(4)) > 0 for r in runs), "the loop archived metadata instants"
+    # Each run's output starts with its JSON report (stdout), its log (stderr) follows.
+    runs = [json.JSONDecoder().raw_decode(out)[0] for args, _, out in soak.runs if args[0] == "metadata"]
+    assert len(runs) >= 3
+    assert any(r["compacted"] for r in runs), "the loop compacted the metadata table"
+    assert any(r["files_cleaned"] for r in runs), "the loop's clean deleted metadata files"
+    assert any(r["instants_archived"] for r in runs), "the loop archived metadata instants"
 
     mdt = metadata_table(HoodieTable(str(soak.base), props_file=str(soak.props)))
     assert set(completed) <= set(_instants(mdt, {DELTA_COMMIT})), "a completed commit has no deltacommit"
