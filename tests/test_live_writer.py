@@ -79,13 +79,16 @@ ARCHIVE_ARGS = ("archive",)
 
 
 def _run_soak(tmp_path: Path, table_type: str, seconds: float,
-              loop_args: tuple[tuple[str, ...], ...] = (CLEAN_ARGS, ARCHIVE_ARGS)) -> Soak:
+              loop_args: tuple[tuple[str, ...], ...] = (CLEAN_ARGS, ARCHIVE_ARGS), *,
+              settings: dict[str, str] = SETTINGS, writer_args: tuple[str, ...] = ()) -> Soak:
+    """`settings`: the properties file every process shares; `writer_args`: more writer options."""
     soak = Soak(tmp_path / "table", tmp_path / "writer.properties", tmp_path / "lock-audit.log",
                 tmp_path / "commits.jsonl")
-    soak.props.write_text("".join(f"{k}={v}\n" for k, v in SETTINGS.items()))
+    soak.props.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
     writer = subprocess.Popen(
         soak.launch("writer", str(soak.base), "--table-type", table_type, "--seconds", str(seconds),
-                    "--commit-log", str(soak.commit_log), "--props", str(soak.props), "--seed", "12"),
+                    "--commit-log", str(soak.commit_log), "--props", str(soak.props), "--seed", "12",
+                    *writer_args),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     stop = threading.Event()
     loops = [threading.Thread(target=soak.loop, args=(args, stop)) for args in loop_args]

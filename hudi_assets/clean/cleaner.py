@@ -35,7 +35,7 @@ from hudi_assets.engine import Engine, LocalEngine
 from hudi_assets.exceptions import DeleteFailedError, HudiAssetsError, HudiInputError, UnsupportedTableError
 from hudi_assets.heartbeat import HeartbeatConfig
 from hudi_assets.listener import QUIET, Listener
-from hudi_assets.metadata.clean_records import refuse_unknown_partitions
+from hudi_assets.metadata.clean_records import refuse_pending_compaction, refuse_unknown_partitions
 from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.metrics.reporter import with_metrics
 from hudi_assets.rollback import Rollbacker, failed_writes, pending_rollbacks
@@ -110,13 +110,16 @@ class Cleaner:
         return table_lock(self.table, operation)
 
     # ------------------------------------------------------------------------------ refusals
-    def refuse_unsupported(self) -> None:
-        """What hudi-assets does not clean, refused before anything is read beyond the timeline."""
+    def refuse_unsupported(self, *, dry_run: bool = False) -> None:
+        """What hudi-assets does not clean, refused before anything is read beyond the timeline. A
+        pending metadata-table compaction is refused here only in a dry run (which takes no lock); a
+        run refuses it under the table's lock before it changes anything (`_refuse_pending_compaction`):
+        seen before, it may be one a writer is running under the lock this run waits for."""
         table = self.table
         table.config.check_service("clean", table.base_path)
         refuse_future_instants(table, "clean")
         if table.config.has_metadata_table:
-            self._metadata_table = refuse_unknown_partitions(table)
+            self._metadata_table = refuse_unknown_partitions(table, pending_compaction=dry_run)
         if table.config.bootstrap_base_path and self.config.delete_bootstrap_base_file:
             raise UnsupportedTableError(f"{table.base_path}: deleting bootstrap base files is not supported")
 
@@ -301,7 +304,13 @@ class Cleaner:
         cleans as the caller just read them under the table's lock (a plan of millions of files is
         not decoded twice)."""
         with self._lock() as lock:
+            self._refuse_pending_compaction()
             return self._run_pending(lock, self._current(pending), result or CleanResult())
+
+    def _refuse_pending_compaction(self) -> None:
+        """Under the table's lock: a metadata-table compaction still pending is one a writer left."""
+        if self._metadata_table is not None:
+            refuse_pending_compaction(self._metadata_table, "clean")
 
     def _run_pending(self, lock: HeldLock, pending: list[PendingClean], result: CleanResult) -> CleanResult:
         """`pending`: read under `lock` with the timeline the table holds (`pending()`, `_current`)."""
@@ -378,6 +387,7 @@ class Cleaner:
         off); then validate and execute every pending clean in time order."""
         self.refuse_unsupported()
         with self._lock() as lock:
+            self._refuse_pending_compaction()
             self._roll_back_failed_writes(lock)
             result = CleanResult()
             pending = self.pending()
@@ -393,7 +403,7 @@ class Cleaner:
     def dry_run(self, *, with_sizes: bool = False) -> CleanResult:
         """What `clean()` would request now, nothing written: pending plans are validated first (an
         unsafe one raises `UnsafePlanError`), then the new plan is made (`with_sizes`: see `plan`)."""
-        self.refuse_unsupported()
+        self.refuse_unsupported(dry_run=True)
         self.validate().raise_if_unsafe(self.table.base_path)
         plan = self.plan(with_sizes=with_sizes)
         return CleanResult(plan=plan, dry_run=True, held_back=self.planner.held_back)

@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     cleaner = Cleaner.for_table(table, open_engine(args, table.write_config),
                                 listener=QUIET if args.dry_run else _Progress())
     config = cleaner.config
-    cleaner.refuse_unsupported()
+    cleaner.refuse_unsupported(dry_run=args.dry_run)
     if args.dry_run:
         pending = cleaner.pending()
         report = cleaner.validate(pending)

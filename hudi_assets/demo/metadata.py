@@ -24,7 +24,7 @@ from hudi_assets.metadata.column_stats import (
     read_parquet_footer,
     record_column_ranges,
 )
-from hudi_assets.metadata.compaction import compact, compaction_due
+from hudi_assets.metadata.compaction import DEFAULT_MAX_DELTA_COMMITS, compact, compaction_due
 from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.metadata.keys import BLOOM_FILTERS, COLUMN_STATS
 from hudi_assets.metadata.payloads import (
@@ -47,6 +47,8 @@ class DemoMetadataWriter:
 
     def __init__(self, storage: Storage, schema: TableSchema, seed: int):
         self.storage = storage
+        # hoodie.metadata.compact.max.delta.commits, as the writer's settings give it
+        self.max_delta_commits = DEFAULT_MAX_DELTA_COMMITS
         self.columns = {name: "string" for name in META_FIELDS} | dict(schema.fields)
         self.indexed = columns_to_index([], list(self.columns))
         # Its own random stream: the data table's names stay those of a table without one.
@@ -59,7 +61,7 @@ class DemoMetadataWriter:
     def run_table_services(self) -> None:
         """`performTableServices` before a data write: the metadata compaction, when due."""
         metadata = MetadataTable(self.storage)
-        instant_time = compaction_due(metadata)
+        instant_time = compaction_due(metadata, self.max_delta_commits)
         if instant_time is None:
             return
         stage = self.rng.randint(100, 999)

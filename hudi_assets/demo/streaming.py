@@ -15,6 +15,12 @@ Each commit follows BaseHoodieWriteClient's order (Hudi 0.15):
    (`HeartbeatUtils.abortIfHeartbeatExpired`), else write `completed`;
 4. without the lock (postCommit): delete the marker directory and the heartbeat file.
 
+With `metadata_table`, the writer keeps a metadata table as Hudi's does: right after `requested`,
+under the lock (`initTable`), it creates the metadata table on the first write and otherwise runs its
+compaction when `hoodie.metadata.compact.max.delta.commits` deltacommits wait and no earlier data
+instant is pending; each commit (and inline compaction) writes its metadata deltacommit under the
+lock right before `completed`. It never cleans or archives the metadata table (hudi-assets does).
+
 On MOR every few commits are followed by an inline compaction, as Hudi's writer runs it: the plan
 (`compaction.requested`) scheduled under the lock, new base files of the merged slices written, the
 `commit` completed under the lock. Compactions never crash (a pending one is resumed, not rolled back).
@@ -39,6 +45,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from hudi_assets import config_options as opt
 from hudi_assets.config import parse_overrides
 from hudi_assets.demo.formats import marker_name, parquet_base_file, partition_metadata
 from hudi_assets.demo.generator import (
@@ -58,6 +65,7 @@ from hudi_assets.rollback.planner import latest_log_file, pending_writes
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import COPY_ON_WRITE, MERGE_ON_READ
+from hudi_assets.timeline.commit_metadata import CommitMetadata
 from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time, parse_instant_time
 from hudi_assets.transaction import table_lock
@@ -124,7 +132,8 @@ class StreamingWriter(_Generator):
 
     def __init__(self, storage: Storage, table_type: str, settings: StreamingSettings, *,
                  commit_log: str, props_file: str | None = None,
-                 hoodie_conf: dict[str, str] | None = None, partitions: Sequence[str] | None = None):
+                 hoodie_conf: dict[str, str] | None = None, partitions: Sequence[str] | None = None,
+                 metadata_table: bool = False):
         values = list(partitions or default_partition_values(2, datetime.now(), hive_style=False))
         # start_time and interval only space the generator's synthetic instants; these take the clock
         super().__init__(storage, table_type, name="live", partition_values=values, partition_field="dt",
@@ -132,7 +141,7 @@ class StreamingWriter(_Generator):
                          interval=timedelta(seconds=1),
                          seed=settings.seed, fast=False, files_per_partition=2, records_per_file=4,
                          update_fraction=0.0, bloom_entries=100, savepoint=False, insert_overwrite=False,
-                         pending_compaction=False, failed_write=False, metadata_table=False)
+                         pending_compaction=False, failed_write=False, metadata_table=metadata_table)
         self.settings = settings
         self.crash_rng = random.Random(f"{settings.seed}/crash")
         self.commit_log = commit_log
@@ -187,6 +196,9 @@ class StreamingWriter(_Generator):
             heartbeat = WriterHeartbeat(self.storage, commit.ts, self.heartbeat_config)
             requested = Instant(commit.ts, action, State.REQUESTED)
             self._put_instant(requested)
+        if self.metadata is not None:
+            with self._locked("metadata table services"):
+                self._metadata_table_services()
         try:
             outcome = self._write(commit, requested, crash, heartbeat)
         finally:
@@ -220,7 +232,7 @@ class StreamingWriter(_Generator):
         metadata = self._completed_metadata(commit)
         metadata.compacted = True
         with self._locked("commit"):
-            self._put_instant(completed, metadata.to_json())
+            self._complete(commit, completed, metadata)
         self._record_completed(commit, completed)
         self.snapshots.pop(ts, None)
         delete_marker_dir(self.storage, ts)
@@ -268,7 +280,7 @@ class StreamingWriter(_Generator):
             problem = self._abort_reason(commit.ts, heartbeat)
             if problem is None:
                 completed = requested.with_state(State.COMPLETED)
-                self._put_instant(completed, self._completed_metadata(commit).to_json())
+                self._complete(commit, completed, self._completed_metadata(commit))
         if problem is not None:
             log.error("commit %s aborted: %s", commit.ts, problem)
             self._record_failed(commit, inflight)
@@ -278,6 +290,12 @@ class StreamingWriter(_Generator):
         self.snapshots.pop(commit.ts, None)  # the commit log keeps them
         self._log_completed(commit)
         return COMPLETED
+
+    def _complete(self, commit: _Commit, completed: Instant, metadata: CommitMetadata) -> None:
+        """Under the lock: the commit's metadata deltacommit (with a metadata table), then `completed`."""
+        if self.metadata is not None:
+            self.metadata.commit(commit.ts, metadata.partition_to_write_stats, commit.log_ranges)
+        self._put_instant(completed, metadata.to_json())
 
     def _abort_reason(self, instant_time: str, heartbeat: WriterHeartbeat) -> str | None:
         """Why the write must not complete: its heartbeat expired (another client may have rolled it
@@ -310,6 +328,9 @@ class StreamingWriter(_Generator):
         self._init_table()
         self.table = HoodieTable(self.storage, hoodie_conf=self.hoodie_conf, props_file=self.props_file)
         self.heartbeat_config = HeartbeatConfig.from_write_config(self.table.write_config)
+        if self.metadata is not None:
+            max_delta_commits = self.table.write_config.get(opt.METADATA_COMPACT_MAX_DELTA_COMMITS)
+            self.metadata.max_delta_commits = max_delta_commits
         return self.table
 
     def run(self, seconds: float, stop: Callable[[], bool] = lambda: False) -> dict[str, int]:
@@ -336,11 +357,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--commit-log", required=True, help="JSON-lines file of every commit's outcome")
     parser.add_argument("--props", help="properties file of hoodie.* settings (lock, heartbeat)")
     parser.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--metadata-table", action="store_true",
+                        help="keep a metadata table (files, column_stats, bloom_filters) as the writer would")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = StreamingSettings(interval_seconds=args.interval, crash_rate=args.crash_rate, seed=args.seed)
     writer = StreamingWriter(Storage(args.path), args.table_type, settings, commit_log=args.commit_log,
-                             props_file=args.props, hoodie_conf=parse_overrides(args.hoodie_conf))
+                             props_file=args.props, hoodie_conf=parse_overrides(args.hoodie_conf),
+                             metadata_table=args.metadata_table)
     counts = writer.run(args.seconds)
     print(json.dumps(counts))
     return 0

@@ -94,11 +94,14 @@ def _updatable(table: HoodieTable, definitions: Mapping[str, Mapping[str, Any]])
             if p in UPDATABLE_PARTITIONS or p.startswith(UNTOUCHED_1X) or p in expression}
 
 
-def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> HoodieTable:
+def refuse_unknown_partitions(table: HoodieTable, action: str = "clean", *,
+                              pending_compaction: bool = True) -> HoodieTable:
     """Refuse (before anything is written) a metadata table that `action` (a clean, a rollback)
     cannot keep in step: one without its own table, of another table version, with a partition being
-    built, with a partition we do not know how to update, or with a pending compaction. Returns the
-    metadata table it opened, for the run to write through (`MetadataTableWriter`)."""
+    built, with a partition we do not know how to update, or (with `pending_compaction`) with a
+    pending compaction. Returns the metadata table it opened, for the run to write through
+    (`MetadataTableWriter`). A pending compaction is a crashed one only when seen under the table's
+    lock (a writer compacts while holding it): a caller that does not hold it yet checks it later."""
     config = table.config
     where = table.storage.uri(PROPERTIES_FILE)
     updatable = _updatable(table, index_definitions(table))
@@ -126,7 +129,8 @@ def refuse_unknown_partitions(table: HoodieTable, action: str = "clean") -> Hood
                                     f"{config.table_version}; "
                                     "hudi-assets writes a metadata table of its data table's version "
                                     f"({', '.join(map(str, sorted(WRITTEN_METADATA_VERSIONS)))})")
-    refuse_pending_compaction(mdt, action)
+    if pending_compaction:
+        refuse_pending_compaction(mdt, action)
     return mdt
 
 

@@ -88,7 +88,7 @@ def clean_plan(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
         return
     config = CleanConfig.from_write_config(table.write_config)
     cleaner = Cleaner(table, config, hudi.engine_for(context.resources.spark))
-    cleaner.refuse_unsupported()
+    cleaner.refuse_unsupported(dry_run=hudi.dry_run)
     if not hudi.dry_run:  # under LAZY, failed writes go first: they would pin the ECTR forever
         cleaner.roll_back_failed_writes()
     pending = cleaner.pending()

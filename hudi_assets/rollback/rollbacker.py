@@ -185,8 +185,8 @@ class Rollbacker:
         table = self.table
         table.config.check_service("rollback", table.base_path)
         refuse_future_instants(table, "roll back another instant", allowed=instant_time)
-        self._refuse_unwritable()
         with table_lock(table, "rollback") as lock:
+            self._refuse_unwritable()  # under the lock: a pending metadata compaction is then a crashed one
             pending = pending_rollbacks(table)
             if instant_time not in pending:
                 if self._finish_completed(instant_time):

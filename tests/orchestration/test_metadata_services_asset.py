@@ -56,6 +56,23 @@ def test_under_the_lock_provider_the_metadata_table_is_compacted_cleaned_and_arc
     assert MetadataTable(str(base)).files_listing.partitions == listing
 
 
+def test_without_a_lock_provider_due_services_are_reported_not_run_and_no_check_fails(tmp_path):
+    """The step's decision (issue 22): with no lock provider shared with the writers, services that
+    are due and unblocked are reported and left alone; that is how the table is set up, not a
+    failure, so the run succeeds and the check passes."""
+    base = _table(tmp_path)
+    files = sorted(p for p in (base / ".hoodie" / "metadata").rglob("*"))
+    registry = HudiTableRegistry(base_paths=[str(base)], hoodie_conf=MAX_DELTA, engine="local", dry_run=False)
+    with dg.instance_for_test() as instance:
+        result, metadata, checks = _run(registry, instance)
+    assert result.success and metadata["ran"] is False
+    assert "hoodie.write.lock.provider" in metadata["not_run_because"]
+    assert metadata["deltacommits_since_compaction"] == metadata["deltacommits_since_compaction_before"] >= 3
+    assert (metadata["compacted"], metadata["files_cleaned"], metadata["instants_archived"]) == ("", 0, 0)
+    assert checks["mdt_compaction_not_blocked"].passed
+    assert sorted(p for p in (base / ".hoodie" / "metadata").rglob("*")) == files
+
+
 def test_without_a_lock_provider_it_reports_and_warns_of_a_blocked_compaction(tmp_path):
     base = _table(tmp_path)
     # A data write left requested before the metadata table's latest deltacommit holds compaction back.
