@@ -20,15 +20,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hudi_assets.exceptions import HudiAssetsError, UnsupportedTableError
+from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.listener import Listener, Step
 from hudi_assets.metadata.clean_records import refuse_unknown_partitions
+from hudi_assets.metadata.deltacommit_rollback import DeltacommitRollbackSink
 from hudi_assets.metadata.payloads import MetadataRecord, partition_files_record
 from hudi_assets.metadata.writer import MetadataTableWriter
 from hudi_assets.rollback.metadata import RollbackPlan, deletes_only
 from hudi_assets.rollback.pending import pending_rollbacks
 from hudi_assets.table import HoodieTable
-from hudi_assets.table_config import PROPERTIES_FILE
 from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT
 
 ROLLBACK_SUFFIX = "006"  # HoodieTableMetadataUtil.OperationSuffix.ROLLBACK
@@ -72,25 +72,28 @@ def update_metadata_table(table: HoodieTable, rollback_time: str, rollback_metad
 
 class MetadataTableSink:
     """What a rollback of `table`'s data hands the metadata table (`rollback.executor.MetadataSink`):
-    the refusal of a metadata table hudi-assets cannot keep in step, and steps 1 and 2 above."""
+    the refusal of a metadata table hudi-assets cannot keep in step, and steps 1 and 2 above. On
+    Hudi 1.x tables (delete-only rollbacks) Hudi writes no records: the failed write's metadata
+    deltacommit is rolled back instead (`deltacommit_rollback.DeltacommitRollbackSink`)."""
 
     def __init__(self, table: HoodieTable):
         self.table = table
         self._metadata_table: HoodieTable | None = None  # opened once, by the refusal check
+        self._hudi_1x = DeltacommitRollbackSink(table) if deletes_only(table.config) else None
 
     def refuse_unwritable(self, action: str) -> None:
-        config = self.table.config
-        if deletes_only(config):  # Hudi 1.x: `deltacommit_rollback.DeltacommitRollbackSink`, not wired yet
-            raise UnsupportedTableError(
-                f"{self.table.storage.uri(PROPERTIES_FILE)}: hudi-assets cannot yet {action} a table "
-                f"version {config.table_version} table with a metadata table; nothing was deleted. Let "
-                "Hudi roll it back, or roll back a copy without the metadata table")
-        self._metadata_table = refuse_unknown_partitions(self.table, action)
+        if self._hudi_1x is not None:
+            self._hudi_1x.refuse_unwritable(action)
+        else:
+            self._metadata_table = refuse_unknown_partitions(self.table, action)
 
     def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,
                  listener: Listener) -> None:
-        update_metadata_table(self.table, rollback_time, record, plan, listener,
-                              metadata_table=self._metadata_table)
+        if self._hudi_1x is not None:
+            self._hudi_1x.rollback(rollback_time, record, plan, listener)
+        else:
+            update_metadata_table(self.table, rollback_time, record, plan, listener,
+                                  metadata_table=self._metadata_table)
 
 
 def _validate_rollback(writer: MetadataTableWriter, failed: str) -> None:

@@ -18,6 +18,7 @@ from support.rollback_1x import (
     FAILED,
     FAILED_FILE,
     JAVA_BASE,
+    MDT_TIMELINE,
     TIMELINE,
     failed_v9,
     files,
@@ -30,8 +31,7 @@ from support.rollback_1x import (
 
 from hudi_assets.avro import deserialize_metadata
 from hudi_assets.cli import main
-from hudi_assets.exceptions import CorruptFileError, UnsafePlanError, UnsupportedTableError
-from hudi_assets.metadata.rollback_records import MetadataTableSink
+from hudi_assets.exceptions import CorruptFileError, UnsafePlanError
 from hudi_assets.rollback import Rollbacker, RollbackPlan, RollbackRequest
 from hudi_assets.table import HoodieTable
 
@@ -115,17 +115,15 @@ def test_a_pending_plan_with_log_blocks_is_refused_on_version_9(tmp_path):
     assert files(base) == before
 
 
-def test_a_table_with_a_metadata_table_is_refused_before_any_delete(tmp_path, capsys):
+def test_the_cli_rolls_back_a_version_9_table_with_its_metadata_table(tmp_path):
+    """The faces' sink (`MetadataTableSink`) hands a 1.x table's metadata side to the deltacommit
+    rollback: the failed write leaves both timelines and the metadata table still validates."""
     base = failed_v9(tmp_path, metadata_table=True)
-    before = files(base)
-    table = HoodieTable(str(base))
-    refusal = "cannot yet roll back a table version 9 table with a metadata table"
-    with pytest.raises(UnsupportedTableError, match=refusal):
-        Rollbacker(table, metadata=MetadataTableSink(table)).rollback(FAILED)
-    assert main(["rollback", str(base), FAILED]) == 2
-    err = capsys.readouterr().err
-    assert refusal in err and err.count("\n") == 1
-    assert files(base) == before
+    assert main(["rollback", str(base), FAILED]) == 0
+    for folder in (TIMELINE, MDT_TIMELINE):
+        assert not list((base / folder).glob(f"{FAILED}*"))
+        assert len(list((base / folder).glob("*_*.rollback"))) >= 1
+    assert main(["metadata", str(base), "--validate"]) == 0
 
 
 def test_the_cli_rolls_back_a_version_9_table(tmp_path, capsys):

@@ -34,6 +34,7 @@ from hudi_assets.metadata.deltacommit_rollback import (
     open_metadata_table,
     roll_back_metadata_deltacommit,
 )
+from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.rollback import Rollbacker
 from hudi_assets.table import HoodieTable
@@ -102,12 +103,12 @@ def test_a_write_at_or_before_the_latest_metadata_compaction_is_refused(tmp_path
 
 
 def test_a_rollback_through_the_1x_sink_matches_java_on_both_tables(tmp_path):
-    """End to end with `DeltacommitRollbackSink` (what `MetadataTableSink` delegates to once wired):
-    one rollback instant on both timelines, as in the Java-written fixture."""
+    """End to end through the faces' `MetadataTableSink` (which hands a 1.x table to
+    `DeltacommitRollbackSink`): one rollback instant on both timelines, as in the Java-written fixture."""
     base = failed_v9(tmp_path, metadata_table=True)
     java = java_table(tmp_path)
     table = HoodieTable(str(base))
-    [done] = Rollbacker(table, metadata=DeltacommitRollbackSink(table)).rollback(FAILED).executed
+    [done] = Rollbacker(table, metadata=MetadataTableSink(table)).rollback(FAILED).executed
     for folder in (TIMELINE, MDT_TIMELINE):
         plan_file = base / folder / f"{done.rollback_instant}.rollback.requested"
         plan = deserialize_metadata(plan_file.read_bytes(), "HoodieRollbackPlan", str(plan_file))
