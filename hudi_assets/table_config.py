@@ -24,8 +24,10 @@ BACKUP_FILE = f"{METAFOLDER}/hoodie.properties.backup"
 # 5/6 are Hudi 0.12-0.15 with layout 1 (0 before 0.5.1); 8 and 9 are Hudi 1.0 and 1.1 with layout 2).
 SUPPORTED_TABLE_VERSIONS = {5: (0, 1), 6: (0, 1), 8: (2,), 9: (2,)}
 FIRST_LAYOUT_2_TABLE_VERSION = 8  # HoodieTableVersion.EIGHT.getTimelineLayoutVersion() is 2
-# Versions whose table services (clean, archive, rollback) are implemented; the others are read only.
-SERVICE_TABLE_VERSIONS = (5, 6)
+# Service -> the table versions it runs on; a service not named runs on versions 5 and 6 only (the
+# others are read only).
+SERVICE_TABLE_VERSIONS: dict[str, tuple[int, ...]] = {"archive": (5, 6, 8, 9)}
+_SERVICE_DEFAULT_VERSIONS = (5, 6)
 
 COPY_ON_WRITE = "COPY_ON_WRITE"
 MERGE_ON_READ = "MERGE_ON_READ"
@@ -162,13 +164,14 @@ class TableConfig:
                 f"{where}: hoodie.table.format={self.table_format} is not supported (native only)")
 
     def check_service(self, service: str, where: str) -> None:
-        """Refuse a table service on a table version it is not built for yet: Hudi 1.x tables
-        (versions 8, 9) are read, not cleaned, archived or rolled back."""
-        if self.table_version not in SERVICE_TABLE_VERSIONS:
+        """Refuse a table service on a table version it is not built for yet (`SERVICE_TABLE_VERSIONS`):
+        Hudi 1.x tables (versions 8, 9) are archived, but not yet cleaned or rolled back."""
+        versions = SERVICE_TABLE_VERSIONS.get(service, _SERVICE_DEFAULT_VERSIONS)
+        if self.table_version not in versions:
             raise UnsupportedTableError(
                 f"{where}: {service} of table version {self.table_version} (Hudi 1.x) is not supported "
                 f"yet; hudi-assets runs it on table versions "
-                f"{', '.join(map(str, SERVICE_TABLE_VERSIONS))} and only reads newer tables")
+                f"{', '.join(map(str, versions))} and only reads newer tables")
 
 
 def _check_values(props: Mapping[str, str], where: str) -> None:

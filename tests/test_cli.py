@@ -72,13 +72,13 @@ def test_missing_properties_and_missing_base_path(tmp_path, capsys):
     assert "hoodie.properties: missing" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", ["clean", "archive", "rollback"])
+@pytest.mark.parametrize("command", ["clean", "rollback"])
 def test_v8_table_services_refused_in_one_line(real_tables, capsys, command):
     name = "sample_table__cow__v8_simplekeygen_nonhivestyle"
     if name not in real_tables:
         pytest.skip("../shared is absent")
     before = _snapshot(real_tables[name])
-    extra = {"clean": ["--dry-run"], "archive": [], "rollback": ["20250713011316909"]}[command]
+    extra = {"clean": ["--dry-run"], "rollback": ["20250713011316909"]}[command]
     assert main([command, str(real_tables[name]), *extra]) == 2
     err = capsys.readouterr().err
     assert f"{command} of table version 8 (Hudi 1.x) is not supported yet" in err and err.count("\n") == 1

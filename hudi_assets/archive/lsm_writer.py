@@ -57,6 +57,30 @@ class Compaction:
     cleaned: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class LayerSummary:
+    """One layer of the latest snapshot, as a dry run shows it."""
+
+    layer: int
+    files: int
+    instants: int
+    size_bytes: int
+    blocked_by: str | None = None  # the oversized oldest file that stops a due compaction
+
+
+def layer_summaries(history: LSMHistory, batch_size: int,
+                    target_bytes: int = TARGET_FILE_MAX_BYTES) -> list[LayerSummary]:
+    """Files, rows (parquet footers) and bytes per layer of the latest snapshot, ascending."""
+    files = history.files()
+    summaries = []
+    for layer in sorted({f.layer for f in files}):
+        group = layer_files(files, layer)
+        blocker = blocking_file(group, batch_size, target_bytes)
+        summaries.append(LayerSummary(layer, len(group), sum(history.row_count(f.name) for f in group),
+                                      sum(f.length for f in group), blocker.name if blocker else None))
+    return summaries
+
+
 def compaction_candidates(files: Sequence[HistoryFile], batch_size: int,
                           target_bytes: int = TARGET_FILE_MAX_BYTES) -> list[HistoryFile]:
     """The group of one layer's files (sorted by name) a compaction merges (getCandidateFiles of

@@ -144,6 +144,16 @@ class LSMHistory:
         except (pa.ArrowException, OSError) as exc:
             raise CorruptFileError(self.storage.uri(path), f"unreadable history file ({exc})") from exc
 
+    def row_count(self, name: str) -> int:
+        """The rows of one data file, from its parquet footer."""
+        import pyarrow.parquet as pq
+
+        path = f"{self.folder}/{name}"
+        try:
+            return pq.read_metadata(pa.BufferReader(self.storage.read(path))).num_rows
+        except (pa.ArrowException, OSError) as exc:
+            raise CorruptFileError(self.storage.uri(path), f"unreadable history file ({exc})") from exc
+
     def read(self, start: str | None = None, end: str | None = None,
              columns: list[str] | None = None) -> pa.Table:
         """The rows (by default instantTime, completionTime, action) of the snapshot's files whose

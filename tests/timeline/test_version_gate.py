@@ -76,8 +76,7 @@ def test_the_java_written_lance_table_is_refused(tmp_path, capsys):
     _refused(Storage(str(base)), capsys, "LANCE")
 
 
-@pytest.mark.parametrize("command", [["clean", "--dry-run"], ["clean"], ["archive", "--dry-run"],
-                                     ["archive"]])
+@pytest.mark.parametrize("command", [["clean", "--dry-run"], ["clean"]])
 def test_services_exit_2_in_one_line_and_reading_works(tmp_path, capsys, command):
     storage = _table(tmp_path)
     assert main([command[0], storage.base_uri, *command[1:]]) == 2
@@ -91,8 +90,8 @@ def test_services_exit_2_in_one_line_and_reading_works(tmp_path, capsys, command
 
 def test_the_service_objects_refuse_8_and_9_whichever_face_calls_them(tmp_path):
     """The refusal lives in the core: a face that skips the command line's gate (Dagster, or code
-    building a service object) is refused the same, before anything is written."""
-    from hudi_assets.archive.archiver import HoodieTimelineArchiver
+    building a service object) is refused the same, before anything is written (archiving runs on
+    1.x tables)."""
     from hudi_assets.clean import Cleaner
     from hudi_assets.rollback import Rollbacker
 
@@ -100,8 +99,6 @@ def test_the_service_objects_refuse_8_and_9_whichever_face_calls_them(tmp_path):
     before = sorted(s.path for s in storage.list("", recursive=True))
     table = HoodieTable(storage)
     for run in (lambda: Cleaner.for_table(table).clean(), lambda: Cleaner.for_table(table).dry_run(),
-                lambda: HoodieTimelineArchiver.for_table(table).archive(),
-                lambda: HoodieTimelineArchiver.for_table(table).dry_run(),
                 lambda: Rollbacker(table).rollback("100")):
         with pytest.raises(UnsupportedTableError, match=r"table version 9 \(Hudi 1.x\) is not supported"):
             run()
