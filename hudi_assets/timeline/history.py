@@ -176,12 +176,17 @@ class LSMHistory:
         return pa.concat_tables(tables).sort_by("instantTime")
 
     def timeline(self) -> Timeline:
-        """Every archived instant, completed, with its completion time (CompletionTimeQueryViewV2)."""
-        rows = self.read().to_pylist()
+        """Every archived instant, completed, with its completion time (CompletionTimeQueryViewV2).
+        Rows hold completed actions, each its own comparable action, so sorting the rows by (time,
+        action) is Hudi's order and the instants are made once each, from columns."""
+        rows = self.read().sort_by([("instantTime", "ascending"), ("action", "ascending")])
+        times = rows.column("instantTime").to_pylist()
         done = State.COMPLETED
-        timeline = Timeline(Instant(r["instantTime"], r["action"], done).with_state(done) for r in rows)
+        timeline = Timeline._of_sorted([Instant(t, a, done) for t, a in
+                                        zip(times, rows.column("action").to_pylist(), strict=True)])
         # An instant archived without a completion time (a meta-server's) completed at its own time.
-        timeline.completion_times = {r["instantTime"]: r["completionTime"] or r["instantTime"] for r in rows}
+        completions = rows.column("completionTime").to_pylist()
+        timeline.completion_times = {t: c or t for t, c in zip(times, completions, strict=True)}
         return timeline
 
 

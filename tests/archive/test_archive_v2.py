@@ -19,6 +19,7 @@ from hudi_assets.archive.archiver_v2 import TimelineArchiverV2
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.cli import main
 from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.commit_metadata import CommitMetadata
 from hudi_assets.timeline.history import LSM_INSTANT_SCHEMA, LSMHistory, manifest_text
 from hudi_assets.timeline.instant import Instant, State
 from hudi_assets.timeline.report import timeline_rows
@@ -346,3 +347,35 @@ def test_hudi_rs_reads_every_commit_from_the_ectr_the_same_after_archiving(tmp_p
     result = archiver.archive()
     assert result.records_written > 0 and _counts(base)
     assert read_all() == before
+
+
+@pytest.mark.large
+def test_ten_thousand_commits_in_twenty_archivals(tmp_path):
+    """The done-when run of the full lane: 10,000 commits archived 500 at a time with batch.size=2;
+    every completed instant once in active + history (raw rows), each row's bytes the state file's,
+    every manifest the Jackson text of its list."""
+    b = TableBuilder(tmp_path, version=9)
+    timeline = tmp_path / ".hoodie/timeline"
+    timeline.mkdir()
+    meta = b._commit_bytes(CommitMetadata({}, operation_type="UPSERT"))
+    config = replace(SMALL, min_commits=20, max_commits=30, cleaner=CleanConfig(commits_retained=10))
+    history = LSMHistory(HoodieTable(str(tmp_path)).storage, HISTORY)
+    for batch in range(20):
+        for i in range(500 * batch, 500 * (batch + 1)):
+            t = f"2024{i:013d}"
+            (timeline / f"{t}.commit.requested").write_bytes(b"")
+            (timeline / f"{t}.inflight").write_bytes(meta)
+            (timeline / f"{t}_{t[:-1]}5.commit").write_bytes(meta)
+        result = _archiver(tmp_path, config).archive()
+        for name, sources in result.compaction.merged.items():
+            assert history.read_file(name).to_pylist() == \
+                [r for s in sources for r in history.read_file(s).to_pylist()]
+    counts = _counts(tmp_path)
+    assert len(counts) == 10_000 and set(counts.values()) == {1}
+    rows = _rows(tmp_path)
+    assert len(rows) == 10_000 - 20 and {r["metadata"] for r in rows} == {meta}
+    assert all(r["completionTime"] == r["instantTime"][:-1] + "5" for r in rows)
+    assert max(f.layer for f in history.files()) >= 2
+    for version in history.snapshot_versions():
+        assert (tmp_path / HISTORY / f"manifest_{version}").read_text() == \
+            manifest_text(history.manifest(version))
