@@ -379,3 +379,18 @@ def test_ten_thousand_commits_in_twenty_archivals(tmp_path):
     for version in history.snapshot_versions():
         assert (tmp_path / HISTORY / f"manifest_{version}").read_text() == \
             manifest_text(history.manifest(version))
+
+
+def test_a_metadata_tables_archive_stops_at_its_data_tables_earliest_commit(tmp_path):
+    data = TableBuilder(tmp_path, version=9)
+    for i in range(5, 25):
+        data.commit(ts(i))
+    mdt = TableBuilder(tmp_path / ".hoodie/metadata", "MERGE_ON_READ", partitioned=False, version=9,
+                       props={"hoodie.table.name": "t_metadata"})
+    for i in range(20):
+        mdt.commit(ts(i), {}, operation="UPSERT_PREPPED")
+    mdt.compaction(half(10), state=State.COMPLETED)
+    selection = _archiver(tmp_path / ".hoodie/metadata").plan()
+    fence = next(f for f in selection.fences if f.name == "data table")
+    assert fence.instant == ts(5) and "earliest commit" in fence.reason
+    assert [i.timestamp for i in selection.commits] == [ts(i) for i in range(5)]
