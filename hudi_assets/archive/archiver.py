@@ -139,8 +139,7 @@ class HoodieTimelineArchiver:
         with table_lock(self.table, "archive") as lock:
             result = ArchiveResult(self._still_valid(selection))
             selection = result.selection
-            if self.should_merge:
-                result.merge_recovery = recover_pending_merge(self.archived)
+            self._recover(result)
             if selection:
                 log.info("Archiving %d instants (%d state files)", len(selection.instants),
                          len(selection.state_files))
@@ -158,6 +157,17 @@ class HoodieTimelineArchiver:
                     raise ArchiveMergeError(f"{_archived(result, self.storage)}; {exc}") from exc
         result.seconds = time.monotonic() - started
         return result
+
+    def readable_state_files(self, result: ArchiveResult) -> set[Instant]:
+        """The selected state files the archive file this run wrote reads back."""
+        if not result.archive_file:
+            return set()
+        return {e.instant for e in self.archived.entries(only=[result.archive_file])}
+
+    def _recover(self, result: ArchiveResult) -> None:
+        """A half-done merge of small archive files, recovered when merging is on."""
+        if self.should_merge:
+            result.merge_recovery = recover_pending_merge(self.archived)
 
     def merge_small_files(self) -> str | None:
         """Merge small archive files when enabled and the store cannot append; the merged file's path.

@@ -6,7 +6,8 @@ deletes: pending state files first, then completed ones one by one in ascending 
 Hudi 1.x's deleteArchivedActions) and differs where 1.x does: the selection (`selection_v2`), one
 HoodieLSMTimelineInstant row per instant written as one layer-0 file (`lsm_writer`), left-over
 marker directories deleted before the rows are made (1.x's pre-write callback), and the LSM
-compaction and cleaning after the deletes (apache/hudi TimelineArchiverV2 @00d66981).
+compaction and cleaning (1.x's compactAndClean) where 0.x merges small archive files: after the
+deletes (apache/hudi TimelineArchiverV2 @00d66981).
 
 One step beyond 1.x: an instant the history already holds (a run that crashed after its snapshot
 and before its deletes, whose selection has since grown) is not written a second time, only
@@ -20,7 +21,7 @@ import logging
 from hudi_assets.archive.archiver import ArchiveResult, HoodieTimelineArchiver
 from hudi_assets.archive.config import ArchiveConfig
 from hudi_assets.archive.lsm_instant import lsm_timeline_instant
-from hudi_assets.archive.lsm_writer import LSMTimelineWriter, layer_summaries
+from hudi_assets.archive.lsm_writer import Compaction, LSMTimelineWriter, layer_summaries
 from hudi_assets.archive.selection import ArchiveSelection, state_files_of
 from hudi_assets.archive.selection_v2 import select_instants_to_archive_v2
 from hudi_assets.exceptions import CorruptFileError
@@ -29,6 +30,7 @@ from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.history import LSMHistory
 from hudi_assets.timeline.instant import Instant
 from hudi_assets.timeline.timeline import ActiveTimeline
+from hudi_assets.transaction import HeldLock
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +43,38 @@ class TimelineArchiverV2(HoodieTimelineArchiver):
         folder = table.timeline_layout.paths.history_path(table.config)
         self.history = LSMHistory(self.storage, folder)
         self.writer = LSMTimelineWriter(self.storage, folder, config.timeline_compaction_batch_size, listener)
+        self.compaction: Compaction | None = None
 
     @property
     def should_merge(self) -> bool:
-        """1.x has no merge of small archive files: the LSM compaction replaces it."""
-        return False
+        """1.x has no merge of small archive files: the LSM compaction and cleaning take its place,
+        and always run (no setting turns them off)."""
+        return True
+
+    def _recover(self, result: ArchiveResult) -> None:
+        """Nothing to recover: a crashed compaction's file is unlisted, rewritten by the next
+        compaction or deleted by the next cleaning."""
+
+    def _merge(self, lock: HeldLock) -> str | None:
+        """compactAndClean; the last file a compaction wrote, None when none was due. 1.x runs it
+        after an archive that archived something; here it also runs when nothing was (and then only
+        compacts what is due), as the separate step the Dagster graph makes of it."""
+        lock.check_held()
+        self.compaction = self.writer.compact_and_clean()
+        return next(reversed(self.compaction.merged), None)
+
+    def archive(self, merge: bool = True, selection: ArchiveSelection | None = None) -> ArchiveResult:
+        """As `HoodieTimelineArchiver.archive`; with `merge` the LSM compaction and cleaning follow
+        the deletes (`result.compaction`)."""
+        self.compaction = None
+        result = super().archive(merge, selection)
+        result.compaction = self.compaction
+        return result
+
+    def readable_state_files(self, result: ArchiveResult) -> set[Instant]:
+        """The selected state files whose instant the history now holds (its row read back)."""
+        held = self._in_history(result.selection.instants)
+        return {i for i in result.selection.state_files if (i.timestamp, i.comparable_action) in held}
 
     def _select(self, timeline: ActiveTimeline) -> ArchiveSelection:
         """1.x's selection, plus the instants a crashed run archived but did not delete (whatever the
@@ -116,9 +145,6 @@ class TimelineArchiverV2(HoodieTimelineArchiver):
         self.listener.reached(Step.ARCHIVE_AFTER_WRITE)
 
     def _after_delete(self, selection: ArchiveSelection, result: ArchiveResult) -> None:
-        """The LSM compaction and cleaning, after every archival (1.x compactAndClean)."""
-        result.compaction = self.writer.compact_and_clean()
-        for name, sources in result.compaction.merged.items():
-            log.info("Compacted %d history files into %s", len(sources), name)
+        """Nothing: 1.x writers keep no copies of compaction plans in `.hoodie/.aux`."""
 
 

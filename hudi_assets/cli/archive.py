@@ -82,6 +82,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"cleaned {len(result.compaction.cleaned)} files of old history snapshots")
     if result.skipped:
         print(f"skipped {len(result.skipped)} unconvertible state files: {', '.join(result.skipped)}")
-    if result.merged_file:
+    if result.merged_file and result.compaction is None:
         print(f"merged small archive files into {result.merged_file}")
     return 0

@@ -100,12 +100,10 @@ STEPS = (
         ("retained_files_exist", "After the clean, every file of the latest slices and every file "
                                        "written at or after the earliest commit to retain still exists."),
         ("no_failed_deletes", "WARN when a file could not be deleted (the next clean retries it)."))),
-    # The archive's assets read 0.x archive files: on Hudi 1.x tables they are refused until they
-    # show the LSM history (the core's "archive" runs there).
-    Step("archive_batch", archive_batch, "clean_result", service="archive_batch", checks=(
+    Step("archive_batch", archive_batch, "clean_result", service="archive", checks=(
         ("archived_instants_readable", "Every state file removed from the active timeline reads back "
                                              "from the archive."),)),
-    Step("merged_archive_files", merged_archive_files, "archive_batch", service="merged_archive_files"),
+    Step("merged_archive_files", merged_archive_files, "archive_batch", service="archive"),
     Step("metadata_services", metadata_services, "clean_result", service="metadata table services",
          checks=((BLOCKED_CHECK, BLOCKED_DESCRIPTION),)),
 )
