@@ -124,6 +124,9 @@ KEEP_MAX_COMMITS = IntOption(
 COMMITS_ARCHIVAL_BATCH = IntOption(
     key="hoodie.commits.archival.batch", default=10, minimum=1,
     doc="instants per Avro data block of an archive file")
+TIMELINE_COMPACTION_BATCH_SIZE = IntOption(
+    key="hoodie.timeline.compaction.batch.size", default=10, minimum=1,
+    doc="Hudi 1.x tables: history files of one layer merged into the next layer at once")
 ARCHIVE_BEYOND_SAVEPOINT = BoolOption(
     key="hoodie.archive.beyond.savepoint", default=False,
     doc="archive past the earliest savepoint, keeping only the savepointed commits")
@@ -168,7 +171,8 @@ ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
     KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, COMMITS_ARCHIVAL_BATCH, ARCHIVE_BEYOND_SAVEPOINT,
     ARCHIVE_MERGE_ENABLE, ARCHIVE_MERGE_SMALL_FILE_LIMIT_BYTES, ARCHIVE_MERGE_FILES_BATCH_SIZE,
     FAIL_ON_TIMELINE_ARCHIVING, INLINE_COMPACT_NUM_DELTA_COMMITS, INLINE_COMPACT_TRIGGER_STRATEGY,
-    CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED)
+    TIMELINE_COMPACTION_BATCH_SIZE, CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED,
+    CLEANER_FILE_VERSIONS_RETAINED)
 
 # The metadata table's services read these of the data table (its own settings derive from them).
 METADATA_SERVICES_OPTIONS: tuple[ConfigOption, ...] = (

@@ -51,6 +51,12 @@ class Step(Enum):
     MERGE_PLAN_WRITTEN = "merge plan written"
     MERGE_FILE_WRITTEN = "merged archive file written"
     MERGE_CANDIDATES_DELETED = "merged archive files deleted"
+    # the LSM-tree history of Hudi 1.x tables (LSMTimelineWriter)
+    LSM_FILE_WRITTEN = "layer-0 history file written, no snapshot lists it yet"
+    LSM_MANIFEST_WRITTEN = "manifest_N written, _version_ not yet"
+    LSM_VERSION_DELETED = "_version_ deleted, not yet rewritten"
+    LSM_COMPACTED_FILE_WRITTEN = "compacted history file written, no snapshot lists it yet"
+    LSM_CLEANING = "old snapshots' files being deleted"  # count: files deleted so far
     # a savepoint's create and delete (Savepointer)
     SAVEPOINT_INFLIGHT = "savepoint inflight written"  # the completed file not yet
     SAVEPOINT_INFLIGHT_DELETED = "savepoint inflight deleted"  # a delete's first file gone, not its second

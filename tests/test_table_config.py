@@ -37,13 +37,15 @@ def test_real_v6_configs_load_with_valid_checksum(real_tables, name):
 
 
 @pytest.mark.parametrize("name", params_or_skip(table_zips(8) + table_zips(9), "v8/v9 tables"))
-def test_v8_v9_tables_open_and_refuse_archive_naming_the_version(real_tables, name):
+def test_v8_v9_tables_open_and_refuse_savepoints_naming_the_version(real_tables, name):
+    """Savepoints are refused; the archive (Hudi 1.x's TimelineArchiverV2) plans on every table."""
     base = real_tables[name]
     before = sorted(p.relative_to(base) for p in base.rglob("*"))
     table = HoodieTable(str(base))
     version = table.config.table_version
     with pytest.raises(UnsupportedTableError, match=f"of table version {version} \\(Hudi 1.x\\)"):
-        table.maintenance.archive(dry_run=True)
+        table.maintenance.savepoint()
+    assert table.maintenance.archive(dry_run=True).dry_run
     assert sorted(p.relative_to(base) for p in base.rglob("*")) == before
 
 
@@ -79,11 +81,12 @@ def test_the_layout_version_is_the_declared_one_else_the_table_versions(props, l
 
 
 def test_the_service_gate_is_per_service():
-    """Clean runs on Hudi 1.x tables (issue 24); a service not yet built for them is refused there,
-    naming the versions it runs on."""
+    """Clean, archive and rollback run on Hudi 1.x tables; a service not yet built for them is refused
+    there, naming the versions it runs on."""
     for version in ("5", "6", "8", "9"):
-        TableConfig({"hoodie.table.version": version}).check_service("clean", "props")
+        for service in ("clean", "archive", "rollback"):
+            TableConfig({"hoodie.table.version": version}).check_service(service, "props")
     v8 = TableConfig({"hoodie.table.version": "8"})
-    refusal = r"props: archive of table version 8 \(Hudi 1.x\) is not supported yet; .* versions 5, 6 "
+    refusal = r"props: savepoint of table version 8 \(Hudi 1.x\) is not supported yet; .* versions 5, 6 "
     with pytest.raises(UnsupportedTableError, match=refusal):
-        v8.check_service("archive", "props")
+        v8.check_service("savepoint", "props")

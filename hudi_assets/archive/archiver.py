@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from hudi_assets.archive.config import ArchiveConfig
 from hudi_assets.archive.conversion import to_archived_entry
+from hudi_assets.archive.lsm_writer import Compaction, LayerSummary
 from hudi_assets.archive.merge import (
     can_append,
     merge_small_archive_files,
@@ -62,6 +63,11 @@ class ArchiveResult:
     merge_recovery: str | None = None
     merged_file: str | None = None
     seconds: float = 0.0
+    # Layout 2 (TimelineArchiverV2): instants a crashed run had archived, only deleted now; what the
+    # LSM compaction after the run merged and cleaned; the history's layers (a dry run's view).
+    archived_before: int = 0
+    compaction: Compaction | None = None
+    layers: list[LayerSummary] = field(default_factory=list)
 
 
 def _archived(result: ArchiveResult, storage: Storage) -> str:
@@ -86,9 +92,13 @@ class HoodieTimelineArchiver:
 
     @classmethod
     def for_table(cls, table: HoodieTable, listener: Listener = QUIET) -> HoodieTimelineArchiver:
-        """The archiver with the table's own merged settings (`table.write_config`): how every face
-        gets one, so none assembles the settings itself."""
-        return cls(table, ArchiveConfig.from_write_config(table.write_config), listener)
+        """The archiver of the table's timeline layout (Hudi 1.x's `TimelineArchiverV2` for layout 2)
+        with the table's own merged settings (`table.write_config`): how every face gets one, so
+        none assembles the settings itself."""
+        from hudi_assets.archive.archiver_v2 import TimelineArchiverV2  # it builds on this class
+
+        kind = TimelineArchiverV2 if table.timeline_layout.version >= 2 else HoodieTimelineArchiver
+        return kind(table, ArchiveConfig.from_write_config(table.write_config), listener)
 
     @property
     def should_merge(self) -> bool:
@@ -96,7 +106,10 @@ class HoodieTimelineArchiver:
 
     def plan(self) -> ArchiveSelection:
         """What a run would archive now, and why each fence stands where it does."""
-        return select_instants_to_archive(self.table, self.config, self._current_timeline())
+        return self._select(self._current_timeline())
+
+    def _select(self, timeline: ActiveTimeline) -> ArchiveSelection:
+        return select_instants_to_archive(self.table, self.config, timeline)
 
     def _current_timeline(self) -> ActiveTimeline:
         """The timeline read again, and refused (`_refuse_unsupported`) before anything is selected."""
@@ -128,8 +141,7 @@ class HoodieTimelineArchiver:
         with table_lock(self.table, "archive") as lock:
             result = ArchiveResult(self._still_valid(selection))
             selection = result.selection
-            if self.should_merge:
-                result.merge_recovery = recover_pending_merge(self.archived)
+            self._recover(result)
             if selection:
                 log.info("Archiving %d instants (%d state files)", len(selection.instants),
                          len(selection.state_files))
@@ -137,7 +149,7 @@ class HoodieTimelineArchiver:
                 self.listener.reached(Step.ARCHIVE_BEFORE_DELETE)
                 lock.check_held()
                 self._delete(selection.state_files, result)
-                self._delete_aux_copies(selection, result)
+                self._after_delete(selection, result)
             else:
                 log.info("No instants to archive")
             if merge and self.should_merge:
@@ -150,6 +162,17 @@ class HoodieTimelineArchiver:
         self.listener.finished(ServiceRun(ARCHIVE, None, int(result.seconds * 1000),
                                           self.table.is_metadata_table, instants_archived=archived))
         return result
+
+    def readable_state_files(self, result: ArchiveResult) -> set[Instant]:
+        """The selected state files the archive file this run wrote reads back."""
+        if not result.archive_file:
+            return set()
+        return {e.instant for e in self.archived.entries(only=[result.archive_file])}
+
+    def _recover(self, result: ArchiveResult) -> None:
+        """A half-done merge of small archive files, recovered when merging is on."""
+        if self.should_merge:
+            result.merge_recovery = recover_pending_merge(self.archived)
 
     def merge_small_files(self) -> str | None:
         """Merge small archive files when enabled and the store cannot append; the merged file's path.
@@ -175,7 +198,7 @@ class HoodieTimelineArchiver:
         if all(timeline.has_state_file(i) for i in selection.state_files):
             return selection
         log.info("Another run archived part of the selection before the lock was taken; selecting again")
-        return select_instants_to_archive(self.table, self.config, timeline)
+        return self._select(timeline)
 
     # ------------------------------------------------------------------------ writing
     def _archive(self, result: ArchiveResult) -> None:
@@ -203,15 +226,19 @@ class HoodieTimelineArchiver:
         self._verify(path, data, [commit_time for commit_time, _ in written])
         result.archive_file = path
         result.records_written = len(written)
-        # Leftover marker directories of archived instants go once the archive is safely written;
-        # one listing of the marker folder finds them (most instants have none left).
+        # Leftover marker directories of archived instants go once the archive is safely written.
+        self._delete_markers(result)
+        log.info("Wrote %d archived entries to %s (%d bytes)", len(written), self.storage.uri(path),
+                 len(data))
+        self.listener.reached(Step.ARCHIVE_AFTER_WRITE)
+
+    def _delete_markers(self, result: ArchiveResult) -> None:
+        """Leftover marker directories of the selected instants; one listing of the marker folder
+        finds them (most instants have none left)."""
         markers = set(self.storage.list_directory(TEMP_FOLDER).dirs)
         for ts in dict.fromkeys(i.timestamp for i in result.selection.state_files):
             if ts in markers and self.storage.delete_dir(f"{TEMP_FOLDER}/{ts}"):
                 result.markers_removed += 1
-        log.info("Wrote %d archived entries to %s (%d bytes)", len(written), self.storage.uri(path),
-                 len(data))
-        self.listener.reached(Step.ARCHIVE_AFTER_WRITE)
 
     def _entry(self, timeline: ActiveTimeline, instant: Instant, schema: str) -> tuple[str, bytes] | None:
         """(commit time, encoded archived entry) of one state file; None when it is skipped."""
@@ -266,19 +293,21 @@ class HoodieTimelineArchiver:
     # ----------------------------------------------------------------------- deleting
     def _delete(self, state_files: list[Instant], result: ArchiveResult) -> None:
         pending = [i for i in state_files if not i.is_completed]
-        # Hudi 0.15 keeps the selection's order (rollbacks, cleans, then commits), not one time order.
+        # Hudi 0.15 keeps the selection's order (rollbacks, cleans, then commits), not one time order;
+        # 1.x's selection is in requested-time order.
         completed = [i for i in state_files if i.is_completed]
-        self._delete_files([f"{METAFOLDER}/{i.file_name}" for i in pending], result)
+        path = self.table.active_timeline.state_file_path
+        self._delete_files([path(i) for i in pending], result)
         log.info("Deleted %d requested/inflight state files", len(pending))
         for n, instant in enumerate(completed, 1):
-            self._delete_files([f"{METAFOLDER}/{instant.file_name}"], result)
+            self._delete_files([path(instant)], result)
             if n == 1:
                 self.listener.reached(Step.ARCHIVE_DELETING_COMPLETED)
             if n % 1000 == 0:
                 log.info("Deleted %d/%d completed instants", n, len(completed))
         log.info("Deleted %d completed instants", len(completed))
 
-    def _delete_aux_copies(self, selection: ArchiveSelection, result: ArchiveResult) -> None:
+    def _after_delete(self, selection: ArchiveSelection, result: ArchiveResult) -> None:
         """deleteAllInstantsOlderOrEqualsInAuxMetaFolder (0.14/0.15): 0.x writers keep a copy of each
         compaction plan in `.hoodie/.aux`; the instant files directly there up to the latest commit
         or deltacommit archived go, as long as their instant is no longer active (so a copy a crash

@@ -35,6 +35,7 @@ class ArchiveConfig:
     max_delta_commits: int = opt.INLINE_COMPACT_NUM_DELTA_COMMITS.default
     compaction_trigger: str = opt.INLINE_COMPACT_TRIGGER_STRATEGY.default
     fail_on_timeline_archiving: bool = opt.FAIL_ON_TIMELINE_ARCHIVING.default
+    timeline_compaction_batch_size: int = opt.TIMELINE_COMPACTION_BATCH_SIZE.default
     cleaner: CleanConfig = field(kw_only=True)
 
     @classmethod
@@ -52,6 +53,7 @@ class ArchiveConfig:
             max_delta_commits=config.get(opt.INLINE_COMPACT_NUM_DELTA_COMMITS),
             compaction_trigger=config.get(opt.INLINE_COMPACT_TRIGGER_STRATEGY),
             fail_on_timeline_archiving=config.get(opt.FAIL_ON_TIMELINE_ARCHIVING),
+            timeline_compaction_batch_size=config.get(opt.TIMELINE_COMPACTION_BATCH_SIZE),
             cleaner=cleaner,
         )
 

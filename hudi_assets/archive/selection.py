@@ -66,7 +66,7 @@ def _clean_and_rollback(timeline: Timeline, keep: KeepRange) -> list[Instant]:
     return selected
 
 
-def _pending_fence(active: ActiveTimeline, table_commits: Timeline) -> Fence:
+def pending_fence(active: ActiveTimeline, table_commits: Timeline) -> Fence:
     pending = active.write_timeline().filter_pending().first()
     if pending is None:
         return Fence("oldest pending write", None, "no requested/inflight write, compaction or clustering")
@@ -79,7 +79,7 @@ def _pending_fence(active: ActiveTimeline, table_commits: Timeline) -> Fence:
                  f"oldest pending instant is {pending} and no completed commit precedes it")
 
 
-def _compaction_fence(active: ActiveTimeline, is_mor: bool, config: ArchiveConfig) -> Fence:
+def compaction_fence(active: ActiveTimeline, is_mor: bool, config: ArchiveConfig) -> Fence:
     """CompactionUtils.getOldestInstantToRetainForCompaction (0.15, HUDI-7532: last compaction = `commit`)."""
     name = "MOR compaction"
     if not is_mor:
@@ -115,11 +115,15 @@ def _compaction_fence(active: ActiveTimeline, is_mor: bool, config: ArchiveConfi
                  "can still be scheduled")
 
 
-def _cleaner_plan_ectr(active: ActiveTimeline, clean: Instant) -> str | None:
+def cleaner_plan(active: ActiveTimeline, clean: Instant) -> dict:
+    """The plan of a clean (its requested file), as Hudi's CleanerUtils.getCleanerPlan reads it."""
     requested = Instant(clean.timestamp, CLEAN, State.REQUESTED)
     path = active.state_file_path(requested)
-    plan = deserialize_metadata(active.read_details(requested), "HoodieCleanerPlan", active.storage.uri(path))
-    earliest = plan.get("earliestInstantToRetain") or {}
+    return deserialize_metadata(active.read_details(requested), "HoodieCleanerPlan", active.storage.uri(path))
+
+
+def _cleaner_plan_ectr(active: ActiveTimeline, clean: Instant) -> str | None:
+    earliest = cleaner_plan(active, clean).get("earliestInstantToRetain") or {}
     return earliest.get("timestamp") or None
 
 
@@ -151,7 +155,7 @@ def _clustering_fence(active: ActiveTimeline) -> Fence:
     return Fence(name, fence.timestamp if fence else None, reason)
 
 
-def _savepoint_fence(active: ActiveTimeline, config: ArchiveConfig) -> tuple[Fence, set[str]]:
+def savepoint_fence(active: ActiveTimeline, config: ArchiveConfig) -> tuple[Fence, set[str]]:
     savepoints = active.savepoint_timeline()
     times = set(savepoints.timestamps)
     if not savepoints:
@@ -180,13 +184,13 @@ def _metadata_table_fence(table: HoodieTable) -> Fence | None:
                  f"latest metadata-table compaction {compaction.timestamp}: newer instants stay")
 
 
-def _data_table_fence(table: HoodieTable, config: ArchiveConfig) -> Fence:
+def data_table_fence(table: HoodieTable, config: ArchiveConfig) -> Fence:
     """A metadata table's archive: nothing at or after the data table's earliest commit (the first
     non-savepointed one beyond savepoints) or its earliest pending instant of any action
     (`TimelineUtils.getEarliestInstantForMetadataArchival`); the metadata table's rollback records
     need the data instants still active."""
     data = Storage(table.base_path[:-len(METADATA_TABLE_FOLDER) - 1], table.storage.options)
-    timeline = ActiveTimeline.load(data)
+    timeline = HoodieTable(data).active_timeline
     commits = timeline.commits_timeline()
     if config.archive_beyond_savepoint:
         saved = set(timeline.filter_actions({SAVEPOINT}).timestamps)
@@ -210,10 +214,10 @@ def select_instants_to_archive(table: HoodieTable, config: ArchiveConfig,
     selection = ArchiveSelection(keep)
     selection.clean_rollback = _clean_and_rollback(active, keep)
 
-    savepoint, savepoint_times = _savepoint_fence(active, config)
-    fences = [savepoint, _pending_fence(active, table_commits)]
+    savepoint, savepoint_times = savepoint_fence(active, config)
+    fences = [savepoint, pending_fence(active, table_commits)]
     if len(table_commits) > keep.max_commits:
-        fences += [_compaction_fence(active, is_mor, config), _clustering_fence(active)]
+        fences += [compaction_fence(active, is_mor, config), _clustering_fence(active)]
         candidates = []
         for instant in table_commits:
             ts = instant.timestamp
@@ -229,16 +233,20 @@ def select_instants_to_archive(table: HoodieTable, config: ArchiveConfig,
         selection.notes.append(f"{len(table_commits)} completed commits <= max {keep.max_commits}: "
                                "no commit is archived")
     chosen = selection.clean_rollback + selection.commits
-    mdt = _data_table_fence(table, config) if table.is_metadata_table else _metadata_table_fence(table)
+    mdt = data_table_fence(table, config) if table.is_metadata_table else _metadata_table_fence(table)
     if mdt is not None:
         fences.append(mdt)
         chosen = ([i for i in chosen if i.timestamp < mdt.instant] if mdt.instant
                   else chosen if table.is_metadata_table else [])
     selection.fences = fences
     selection.instants = chosen
+    selection.state_files = state_files_of(active, chosen)
+    return selection
+
+
+def state_files_of(active: ActiveTimeline, instants: list[Instant]) -> list[Instant]:
+    """Every state file present of each instant (all its states), instant by instant."""
     by_key: dict[tuple[str, str], list[Instant]] = {}
     for raw in active.raw_instants:
         by_key.setdefault((raw.timestamp, raw.comparable_action), []).append(raw)
-    for instant in chosen:
-        selection.state_files.extend(by_key.get((instant.timestamp, instant.comparable_action), []))
-    return selection
+    return [raw for i in instants for raw in by_key.get((i.timestamp, i.comparable_action), [])]

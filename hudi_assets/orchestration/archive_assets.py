@@ -2,6 +2,8 @@
 
 The batch is checked before any merge: every instant it removed from the active timeline must read
 back from the archive (merging rewrites archive files, so a loss found later could not be undone).
+On Hudi 1.x tables the archive is the LSM history and the second step its compaction and cleaning
+(layers before and after) instead of 0.x's merge of small archive files.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import dagster as dg
 import pandas as pd
 
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
+from hudi_assets.archive.archiver_v2 import TimelineArchiverV2
+from hudi_assets.archive.lsm_writer import layer_summaries
 from hudi_assets.metrics import MetricsListener
 from hudi_assets.orchestration.checks import check_result
 from hudi_assets.orchestration.display import bytes_metadata, table_value
@@ -31,7 +35,7 @@ def archive_batch(context: dg.AssetExecutionContext, key: str, table: HoodieTabl
     result = None if hudi.dry_run else archiver.archive(merge=False, selection=selection)
     archived = [_state(i) for i in result.selection.state_files] if result else []
     written = [result.archive_file] if result and result.archive_file else []
-    entries = {_state(e.instant) for e in archiver.archived.entries(only=written)} if written else set()
+    entries = {_state(i) for i in archiver.readable_state_files(result)} if result else set()
     frame = pd.DataFrame({"instant": archived, "archived": [a in entries for a in archived]})
     yield check_result(context, "archived_instants_readable", violations(ARCHIVE_SCHEMA, frame), frame,
                        "archived instants are missing from the archive")
@@ -58,10 +62,50 @@ def archive_batch(context: dg.AssetExecutionContext, key: str, table: HoodieTabl
     })
 
 
+def _layers(archiver: TimelineArchiverV2) -> pd.DataFrame:
+    rows = [{"layer": s.layer, "files": s.files, "instants": s.instants, "bytes": s.size_bytes,
+             "blocked_by": s.blocked_by or ""}
+            for s in layer_summaries(archiver.history, archiver.config.timeline_compaction_batch_size,
+                                     archiver.writer.target_bytes)]
+    return pd.DataFrame(rows, columns=["layer", "files", "instants", "bytes", "blocked_by"])
+
+
+def _lsm_compaction(context: dg.AssetExecutionContext, key: str, archiver: TimelineArchiverV2):
+    """A Hudi 1.x table's history: compacted and cleaned (compactAndClean), layers before and after."""
+    before = _layers(archiver)
+    if context.resources.hudi.dry_run:
+        merged, reason = None, "dry run"
+    else:
+        merged = archiver.merge_small_files()
+        reason = "compacted" if merged else "no layer holds hoodie.timeline.compaction.batch.size files"
+    compaction = archiver.compaction
+    sources = [name for names in (compaction.merged.values() if compaction else ()) for name in names]
+    after = _layers(archiver)
+    blocked = [b for b in after["blocked_by"] if b]
+    if blocked and not merged:
+        reason = f"blocked by {', '.join(blocked)} (bigger than the compaction target, apache/hudi #17783)"
+    done = f"compacted {len(sources)} history files into {merged}" if merged else reason
+    context.log.info(f"{key}: {done}")
+    yield dg.MaterializeResult(metadata={
+        "merged_file": merged or "",
+        "reason": reason,
+        "files_merged": len(sources),
+        "files_cleaned": len(compaction.cleaned) if compaction else 0,
+        "layers_before": table_value(before),
+        "layers_after": table_value(after),
+        "archive_files": int(after["files"].sum()),
+        **bytes_metadata("archive_bytes", int(after["bytes"].sum())),
+    })
+
+
 def merged_archive_files(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
-    """Merges small archive files when `hoodie.archive.merge.enable` is set (or says why not)."""
+    """Merges small archive files when `hoodie.archive.merge.enable` is set (or says why not); on a
+    Hudi 1.x table compacts and cleans its LSM history."""
     hudi = context.resources.hudi
     archiver = HoodieTimelineArchiver.for_table(table)
+    if isinstance(archiver, TimelineArchiverV2):
+        yield from _lsm_compaction(context, key, archiver)
+        return
     before = {s.name: s.size for s in archiver.archived.archive_files()}
     if hudi.dry_run:
         merged, reason = None, "dry run"

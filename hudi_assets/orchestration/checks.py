@@ -100,16 +100,11 @@ def refused(context: dg.OpExecutionContext, message: str) -> bool:
 
 
 def version_guard(context: dg.OpExecutionContext, table: HoodieTable, key: str, service: str) -> bool:
-    """Whether the table's version has `service` (Hudi 1.x tables are read, not yet cleaned or archived):
-    when not, the step refuses with the core's reason and the steps after it are skipped."""
+    """Whether the table's version has `service` (`TableConfig.check_service`): when not, the step
+    refuses with the core's reason and the steps after it are skipped."""
     try:
         table.config.check_service(service, table.base_path)
     except UnsupportedTableError as exc:
-        if service == "archive" and table.config.is_hudi_1x:
-            # Expected, not a refusal: Hudi 1.x archives into the LSM history, not yet written here.
-            context.log.info(f"{key}: skipped: archive comes with the LSM writer (table version "
-                             f"{table.config.table_version}); nothing was archived")
-            return False
         return refused(context, f"{key}: {exc}; nothing was planned, deleted or archived")
     return True
 

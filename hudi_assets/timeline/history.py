@@ -4,8 +4,10 @@
 `manifest_N` (JSON `{"files":[{"fileName":..., "fileLen":...}]}`: the parquet files of snapshot N)
 and `<minInstant>_<maxInstant>_<layer>.parquet` files of `HoodieLSMTimelineInstant` rows, one per
 archived (completed) instant. A reader takes the latest snapshot only, so files a compaction
-replaced, or a writer left half done, are never read. Hudi 1.x: LSMTimeline,
-ArchivedTimelineLoaderV2, HoodieLSMTimelineManifest (apache/hudi @00ee6a6e, @07ba0d62).
+replaced, or a writer left half done, are never read; a snapshot whose files a concurrent
+compaction cleaned away is read again at the newer version. Hudi 1.x: LSMTimeline,
+ArchivedTimelineLoaderV2, HoodieLSMTimelineManifest (apache/hudi @00ee6a6e, @07ba0d62). The writer
+is `archive.lsm_writer`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pyarrow as pa
 
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.storage import Storage
+from hudi_assets.timeline import jackson
 from hudi_assets.timeline.instant import Instant, State
 from hudi_assets.timeline.timeline import Timeline
 
@@ -26,8 +29,29 @@ VERSION_FILE = "_version_"
 MANIFEST_PREFIX = "manifest_"
 _MANIFEST = re.compile(r"^manifest_(\d+)$")
 _DATA_FILE = re.compile(r"^(\d+)_(\d+)_(\d)\.parquet$")
+# HoodieLSMTimelineInstant.avsc in its field order, as Hudi's Avro-to-parquet conversion lays it out:
+# the ["null", T] unions optional, `version` (int, default 1) required; no meta fields.
+LSM_INSTANT_SCHEMA = pa.schema([
+    ("instantTime", pa.string()), ("completionTime", pa.string()), ("action", pa.string()),
+    ("metadata", pa.binary()), ("plan", pa.binary()), pa.field("version", pa.int32(), nullable=False)])
+LSM_TIMELINE_INSTANT_VERSION_1 = 1
 # The columns of HoodieLSMTimelineInstant a timeline needs (metadata and plan are read on demand).
 _COLUMNS = ["instantTime", "completionTime", "action"]
+
+
+def data_file_name(min_instant: str, max_instant: str, layer: int) -> str:
+    """`<min>_<max>_<layer>.parquet` (LSMTimelineWriter.newFileName)."""
+    return f"{min_instant}_{max_instant}_{layer}.parquet"
+
+
+def is_data_file(name: str) -> bool:
+    return _DATA_FILE.match(name) is not None
+
+
+def manifest_version(name: str) -> int | None:
+    """N of a `manifest_N` file name, None for any other name."""
+    match = _MANIFEST.match(name)
+    return int(match[1]) if match else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +71,20 @@ class HistoryFile:
             raise CorruptFileError(where, f"lists {name!r}, not a <min>_<max>_<layer>.parquet file")
         return cls(name, match[1], match[2], int(match[3]), length)
 
+    @property
+    def entry(self) -> dict[str, str | int]:
+        """The manifest entry (HoodieLSMTimelineManifest.LSMFileEntry, fields in declaration order)."""
+        return {"fileName": self.name, "fileLen": self.length}
+
     def overlaps(self, start: str | None, end: str | None) -> bool:
         """Whether the file can hold an instant in [start, end] (None: unbounded)."""
         return (start is None or self.max_instant >= start) and (end is None or self.min_instant <= end)
+
+
+def manifest_text(files: list[HistoryFile]) -> str:
+    """`HoodieLSMTimelineManifest.toJsonString()`: Hudi's JsonUtils mapper (fields visible, getters
+    not) with Jackson's default pretty printer over the one field `files`; no trailing newline."""
+    return jackson.dumps({"files": [f.entry for f in files]})
 
 
 class LSMHistory:
@@ -73,11 +108,20 @@ class LSMHistory:
         versions = [int(m[1]) for s in self.storage.list(self.folder) if (m := _MANIFEST.match(s.name))]
         return max(versions, default=None)
 
+    def snapshot_versions(self) -> list[int]:
+        """Every N of a `manifest_N` present (LSMTimeline.allSnapshotVersions), ascending."""
+        if not self.storage.exists(self.folder):
+            return []
+        names = (s.name for s in self.storage.list(self.folder))
+        return sorted(v for name in names if (v := manifest_version(name)) is not None)
+
     def files(self) -> list[HistoryFile]:
         """The data files of the latest snapshot, in the manifest's order."""
         version = self.latest_version()
-        if version is None:
-            return []
+        return [] if version is None else self.manifest(version)
+
+    def manifest(self, version: int) -> list[HistoryFile]:
+        """The data files `manifest_<version>` lists, in its order."""
         path = f"{self.folder}/{MANIFEST_PREFIX}{version}"
         where = self.storage.uri(path)
         try:
@@ -89,32 +133,60 @@ class LSMHistory:
         except (ValueError, KeyError, TypeError) as exc:
             raise CorruptFileError(where, f"is not a HoodieLSMTimelineManifest ({exc})") from exc
 
-    def read(self, start: str | None = None, end: str | None = None) -> pa.Table:
-        """The rows (instantTime, completionTime, action) of the snapshot's files whose name range
-        meets [start, end], sorted by instant time."""
+    def read_file(self, name: str, columns: list[str] | None = None) -> pa.Table:
+        """The rows of one data file (all columns unless `columns`), in the file's order."""
         import pyarrow.parquet as pq  # here: a cleaner that never meets a history never loads it
 
-        tables = []
-        for file in self.files():
-            if not file.overlaps(start, end):
-                continue
-            path = f"{self.folder}/{file.name}"
+        path = f"{self.folder}/{name}"
+        data = self.storage.read(path)  # FileNotFoundError: cleaned away (see `read`)
+        try:
+            return pq.read_table(pa.BufferReader(data), columns=columns)
+        except (pa.ArrowException, OSError) as exc:
+            raise CorruptFileError(self.storage.uri(path), f"unreadable history file ({exc})") from exc
+
+    def row_count(self, name: str) -> int:
+        """The rows of one data file, from its parquet footer."""
+        import pyarrow.parquet as pq
+
+        path = f"{self.folder}/{name}"
+        try:
+            return pq.read_metadata(pa.BufferReader(self.storage.read(path))).num_rows
+        except (pa.ArrowException, OSError) as exc:
+            raise CorruptFileError(self.storage.uri(path), f"unreadable history file ({exc})") from exc
+
+    def read(self, start: str | None = None, end: str | None = None,
+             columns: list[str] | None = None) -> pa.Table:
+        """The rows (by default instantTime, completionTime, action) of the snapshot's files whose
+        name range meets [start, end], sorted by instant time. A listed file that is gone was cleaned
+        after a compaction replaced it: the newer snapshot is read instead (once)."""
+        columns = columns or _COLUMNS
+        version = self.latest_version()
+        for attempt in range(2):
+            files = [] if version is None else self.manifest(version)
             try:
-                table = pq.read_table(pa.BufferReader(self.storage.read(path)), columns=_COLUMNS)
-            except (pa.ArrowException, OSError) as exc:
-                raise CorruptFileError(self.storage.uri(path), f"unreadable history file ({exc})") from exc
-            tables.append(table)
+                tables = [self.read_file(f.name, columns) for f in files if f.overlaps(start, end)]
+                break
+            except FileNotFoundError:
+                newer = self.latest_version()
+                if attempt or newer == version:
+                    raise
+                version = newer
         if not tables:
-            return pa.table({c: pa.array([], pa.string()) for c in _COLUMNS})
+            return LSM_INSTANT_SCHEMA.empty_table().select(columns)
         return pa.concat_tables(tables).sort_by("instantTime")
 
     def timeline(self) -> Timeline:
-        """Every archived instant, completed, with its completion time (CompletionTimeQueryViewV2)."""
-        rows = self.read().to_pylist()
+        """Every archived instant, completed, with its completion time (CompletionTimeQueryViewV2).
+        Rows hold completed actions, each its own comparable action, so sorting the rows by (time,
+        action) is Hudi's order and the instants are made once each, from columns."""
+        rows = self.read().sort_by([("instantTime", "ascending"), ("action", "ascending")])
+        times = rows.column("instantTime").to_pylist()
         done = State.COMPLETED
-        timeline = Timeline(Instant(r["instantTime"], r["action"], done).with_state(done) for r in rows)
+        timeline = Timeline._of_sorted([Instant(t, a, done) for t, a in
+                                        zip(times, rows.column("action").to_pylist(), strict=True)])
         # An instant archived without a completion time (a meta-server's) completed at its own time.
-        timeline.completion_times = {r["instantTime"]: r["completionTime"] or r["instantTime"] for r in rows}
+        completions = rows.column("completionTime").to_pylist()
+        timeline.completion_times = {t: c or t for t, c in zip(times, completions, strict=True)}
         return timeline
 
 

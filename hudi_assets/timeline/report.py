@@ -42,12 +42,15 @@ def _active_rows(table: HoodieTable, details: bool) -> list[dict[str, Any]]:
 
 
 def _archived_rows(table: HoodieTable) -> list[dict[str, Any]]:
-    """One row per archived instant (its highest archived state), oldest first."""
+    """One row per archived instant (its highest archived state) not also active, oldest first: an
+    archive run between writing the archive and deleting the state files (or one that crashed
+    there) holds an instant in both, and it is shown once, as active."""
     archived = table.timeline_layout.load_archived_instants(table.storage, table.config)
+    active = {(i.timestamp, i.comparable_action) for i in table.active_timeline}
     return [
         {"timeline": "archived", "instant": i.timestamp, "action": i.action, "state": i.state.name,
          "completion_time": archived.completion_times.get(i.timestamp)}
-        for i in archived
+        for i in archived if (i.timestamp, i.comparable_action) not in active
     ]
 
 

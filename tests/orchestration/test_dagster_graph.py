@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dagster as dg
 import pytest
+from support.builders import TableBuilder, ts
 
 from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.clean.config import CleanConfig
@@ -284,3 +285,29 @@ def test_a_step_opens_its_table_once(lake, monkeypatch):
         result = _run(defs, instance, assets=steps)
     assert result.success and len(result.get_asset_materialization_events()) == 2
     assert opened == ["cow", "cow"]
+
+
+def test_archive_steps_on_a_1x_table_archive_into_the_lsm_history_and_compact_it(tmp_path):
+    """archive_batch and merged_archive_files run alone on a v9 table (its clean is not built yet):
+    the batch reads back from the LSM history, the second step shows the compaction's layers."""
+    b = TableBuilder(tmp_path / "v9", version=9)
+    conf = {**SMALL_RETENTION, "hoodie.timeline.compaction.batch.size": "2"}
+    registry = HudiTableRegistry(roots=[str(tmp_path)], engine="local", dry_run=False, hoodie_conf=conf)
+    n = 0
+    with dg.instance_for_test() as instance:
+        defs = build_definitions(registry)
+        for _ in range(2):
+            for _ in range(8):
+                b.commit(ts(n))
+                n += 1
+            batch = _run(defs, instance, [_key("default", "v9", "archive_batch")])
+            assert batch.success
+            assert _checks(batch)[("archive_batch", "archived_instants_readable")].passed
+        merged = _run(defs, instance, [_key("default", "v9", "merged_archive_files")])
+        assert merged.success
+    archived = _metadata(batch, _key("default", "v9", "archive_batch"))
+    assert archived["instants_archived"].value == 8 and archived["archive_file"].value.endswith("_0.parquet")
+    meta = _metadata(merged, _key("default", "v9", "merged_archive_files"))
+    assert meta["files_merged"].value == 2 and meta["merged_file"].value.endswith("_1.parquet")
+    assert [r.data["layer"] for r in meta["layers_before"].value.records] == [0]
+    assert [(r.data["layer"], r.data["instants"]) for r in meta["layers_after"].value.records] == [(1, 3 + 8)]

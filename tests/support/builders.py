@@ -1,6 +1,6 @@
-"""Hand-built v6 tables for tests: every state file holds the payload Hudi writes there (commit JSON,
-Avro plans and metadata), and the data files a commit names exist, so what a table service must do
-follows from the test itself."""
+"""Hand-built v6 tables (and, with `version=9`, Hudi 1.x ones) for tests: every state file holds the
+payload Hudi writes there (commit JSON, or Avro in 1.x; Avro plans and metadata), and the data files a
+commit names exist, so what a table service must do follows from the test itself."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from hudi_assets.table_config import load_table_config, write_table_config
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_assets.timeline.instant import Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time
+from hudi_assets.timeline.layout2 import CommitMetadataSerDeV2, layout2_file_name
 
 DEFAULT_PARTITION = "p1"
 
@@ -63,17 +64,29 @@ def demo_table(root: Path, table_type: str, props: Mapping[str, str] | None = No
     return Path(root)
 
 
+def completion_time(t: str) -> str:
+    """The completion time the builder gives an instant of layout 2: 30 seconds after it was requested."""
+    return (datetime.strptime(t, "%Y%m%d%H%M%S%f") + timedelta(seconds=30)).strftime("%Y%m%d%H%M%S%f")[:17]
+
+
 class TableBuilder:
-    """A v6 table written instant by instant; the methods writing instants return the builder."""
+    """A v6 table (or, with `version=9`, a Hudi 1.x table: state files in `.hoodie/timeline`, completed
+    ones named with `completion_time`, commit metadata in Avro, empty clean inflights) written instant
+    by instant; the methods writing instants return the builder."""
 
     def __init__(self, root: Path | str, table_type: str = "COPY_ON_WRITE", partitioned: bool = True,
-                 props: dict[str, str] | None = None):
+                 props: dict[str, str] | None = None, version: int = 6):
         self.root = Path(root)
         self.storage = Storage(str(root))
         self.is_mor = table_type == "MERGE_ON_READ"
+        self.layout2 = version >= 8
+        self.timeline_folder = ".hoodie/timeline" if self.layout2 else ".hoodie"
+        layout = ({"hoodie.timeline.layout.version": "2", "hoodie.timeline.path": "timeline",
+                   "hoodie.timeline.history.path": "history", "hoodie.table.timeline.timezone": "UTC"}
+                  if self.layout2 else {"hoodie.timeline.layout.version": "1"})
         write_table_config(self.storage, {
-            "hoodie.table.name": "t", "hoodie.table.type": table_type, "hoodie.table.version": "6",
-            "hoodie.timeline.layout.version": "1", "hoodie.table.base.file.format": "PARQUET",
+            "hoodie.table.name": "t", "hoodie.table.type": table_type, "hoodie.table.version": str(version),
+            **layout, "hoodie.table.base.file.format": "PARQUET",
             "hoodie.table.partition.fields": "dt" if partitioned else "",
             "hoodie.table.recordkey.fields": "id", "hoodie.archivelog.folder": "archived", **(props or {})})
         self.storage.mkdirs(".hoodie/.aux")  # Hudi's initTable creates it; the maintenance lock lives there
@@ -83,8 +96,8 @@ class TableBuilder:
 
     # ------------------------------------------------------------------ raw files
     def state_file(self, name: str, data: bytes = b"") -> TableBuilder:
-        """Any file of `.hoodie`, as given (for state files no writer would leave)."""
-        self.storage.write(f".hoodie/{name}", data)
+        """Any file of the timeline folder, as given (for state files no writer would leave)."""
+        self.storage.write(f"{self.timeline_folder}/{name}", data)
         return self
 
     def state_files(self, *names: str) -> TableBuilder:
@@ -100,7 +113,14 @@ class TableBuilder:
         return self
 
     def _instant(self, instant: Instant, data: bytes = b"") -> None:
-        self.state_file(instant.file_name, data)
+        if self.layout2 and instant.is_completed:
+            self.state_file(layout2_file_name(instant, completion_time(instant.timestamp)), data)
+        else:
+            self.state_file(instant.file_name, data)
+
+    def _commit_bytes(self, meta: CommitMetadata) -> bytes:
+        """Commit metadata as the table's version writes it (JSON; Avro in Hudi 1.x)."""
+        return CommitMetadataSerDeV2().serialize(meta) if self.layout2 else meta.to_json()
 
     def _requested_then_inflight(self, requested: Instant, plan: bytes, state: State,
                                  inflight: bytes = b"") -> bool:
@@ -149,11 +169,11 @@ class TableBuilder:
         workload = {p: [WriteStat.new(fileId=_file_id(n), path=None, partitionPath=None) for n in names]
                     for p, names in writes.items()}
         self._instant(requested.with_state(State.INFLIGHT),
-                      CommitMetadata(workload, operation_type=operation).to_json())
+                      self._commit_bytes(CommitMetadata(workload, operation_type=operation)))
         stats = self._write_stats(writes)
         if state is State.COMPLETED:
             meta = CommitMetadata(stats, operation_type=operation, partition_to_replace_file_ids=replaced)
-            self._instant(requested.with_state(State.COMPLETED), meta.to_json())
+            self._instant(requested.with_state(State.COMPLETED), self._commit_bytes(meta))
         return self
 
     def compaction(self, t: str, ops: Iterable[tuple[str, str, str]] = (),
@@ -171,7 +191,7 @@ class TableBuilder:
             for p, f, _ in ops:
                 writes.setdefault(p, []).append(base_file(f, t))
             meta = CommitMetadata(self._write_stats(writes), compacted=True, operation_type="COMPACT")
-            self._instant(Instant(t, "commit"), meta.to_json())
+            self._instant(Instant(t, "commit"), self._commit_bytes(meta))
         return self
 
     def clustering(self, t: str, replaced: dict[str, list[str]] | None = None,
@@ -192,7 +212,7 @@ class TableBuilder:
         if self._requested_then_inflight(requested, data, state):
             stats = self._write_stats({p: [base_file(f"f-{t}", t)] for p in replaced})
             meta = CommitMetadata(stats, operation_type="CLUSTER", partition_to_replace_file_ids=replaced)
-            self._instant(requested.with_state(State.COMPLETED), meta.to_json())
+            self._instant(requested.with_state(State.COMPLETED), self._commit_bytes(meta))
         return self
 
     # ------------------------------------------------------------------ table services
@@ -209,7 +229,9 @@ class TableBuilder:
                 "filesToBeDeletedPerPartition": {}, "version": 2, "filePathsToBeDeletedPerPartition": {},
                 "partitionsToBeDeleted": [], "extraMetadata": None}
         data = serialize_metadata("HoodieCleanerPlan", plan)
-        if self._requested_then_inflight(Instant(t, "clean", State.REQUESTED), data, state, inflight=data):
+        inflight = b"" if self.layout2 else data  # Hudi 1.x writes an empty clean inflight
+        requested = Instant(t, "clean", State.REQUESTED)
+        if self._requested_then_inflight(requested, data, state, inflight=inflight):
             meta = {"startCleanTime": t, "timeTakenInMillis": 5, "totalFilesDeleted": 0,
                     "earliestCommitToRetain": ectr or "", "lastCompletedCommitTimestamp": last,
                     "partitionMetadata": {}, "version": 2, "bootstrapPartitionMetadata": {},
