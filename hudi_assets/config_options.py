@@ -135,6 +135,11 @@ INLINE_COMPACT_TRIGGER_STRATEGY = EnumOption(
     key="hoodie.compact.inline.trigger.strategy", default="NUM_COMMITS", choices=COMPACTION_TRIGGERS,
     doc="MOR: count-based strategies (NUM_COMMITS, NUM_AND_TIME) fence archiving at the delta commits kept")
 
+PARQUET_SMALL_FILE_LIMIT = IntOption(
+    key="hoodie.parquet.small.file.limit", default=104_857_600, minimum=0,
+    doc="base files smaller than this many bytes are small files, which writers add inserts to "
+        "(the status report counts them per partition)")
+
 METADATA_COMPACT_MAX_DELTA_COMMITS = IntOption(
     key="hoodie.metadata.compact.max.delta.commits", default=10, minimum=1,
     doc="metadata table: deltacommits since its last compaction that make the next one due")
