@@ -9,7 +9,6 @@ so and the rest is reported as read.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -99,7 +98,8 @@ def table_status(table: HoodieTable, engine: Engine | None = None,
         table={"name": table.config.name, "base_path": table.base_path, "table_type": table.config.table_type,
                "table_version": table.config.table_version, "timeline_timezone": zone,
                "as_of": now.isoformat()},
-        timeline=timeline_facts(table, active, pending, age), pending=pending, clean=clean, archive=archive,
+        timeline=timeline_facts(table, active, pending, age, now_s), pending=pending, clean=clean,
+        archive=archive,
         compaction_backlog=compaction_backlog(facts) if table.is_mor else None,
         files=files_summary(facts, limit), metadata_table=metadata, metadata_services=metadata_services)
 
@@ -118,7 +118,7 @@ def pending_instants(table: HoodieTable, active: ActiveTimeline, age, now_ms: in
 
 
 def timeline_facts(table: HoodieTable, active: ActiveTimeline, pending: list[dict[str, Any]],
-                   age) -> dict[str, Any]:
+                   age, now_s: float) -> dict[str, Any]:
     archived = table.timeline_layout.load_archived_instants(table.storage, table.config)
     by_action: dict[str, int] = {}
     for instant in active:
@@ -126,8 +126,8 @@ def timeline_facts(table: HoodieTable, active: ActiveTimeline, pending: list[dic
     oldest: dict[str, dict[str, Any]] = {}
     for row in pending:
         oldest.setdefault(row["action"], row)
-    last = {action: _last_completed(active, action) for action in (CLEAN, ROLLBACK)}
-    last["archive"] = _last_archive(table)
+    last = {action: _last_completed(active, action, now_s) for action in (CLEAN, ROLLBACK)}
+    last["archive"] = _last_archive(table, now_s)
     latest = active.last()
     return {"active_instants": len(active), "archived_instants": len(archived),
             "active_by_action": by_action, "latest_instant": latest.timestamp if latest else None,
@@ -135,23 +135,23 @@ def timeline_facts(table: HoodieTable, active: ActiveTimeline, pending: list[dic
             "oldest_pending": oldest, "last": last}
 
 
-def _last_completed(active: ActiveTimeline, action: str) -> dict[str, Any] | None:
+def _last_completed(active: ActiveTimeline, action: str, now_s: float) -> dict[str, Any] | None:
     """The last completed instant of `action` and how long ago it completed (its state file's time)."""
     instant = active.filter_actions({action}).filter_completed().last()
     if instant is None:
         return None
     completed_ms = active.state_files[instant].mtime_ms
-    return {"instant": instant.timestamp, "age_seconds": round(time.time() - completed_ms / 1000, 1)}
+    return {"instant": instant.timestamp, "age_seconds": round(now_s - completed_ms / 1000, 1)}
 
 
-def _last_archive(table: HoodieTable) -> dict[str, Any] | None:
+def _last_archive(table: HoodieTable, now_s: float) -> dict[str, Any] | None:
     """The newest file of the archived timeline and how long ago it was written."""
     folder = table.timeline_layout.paths.history_path(table.config)
     files = [f for f in table.storage.list(folder) if not f.is_dir]
     if not files:
         return None
     newest = max(files, key=lambda f: f.mtime_ms)
-    return {"file": newest.name, "age_seconds": round(time.time() - newest.mtime_ms / 1000, 1)}
+    return {"file": newest.name, "age_seconds": round(now_s - newest.mtime_ms / 1000, 1)}
 
 
 def _clean(table: HoodieTable, engine: Engine, now: datetime) -> tuple[ServiceHealth, list[PartitionFacts]]:
