@@ -161,6 +161,9 @@ ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
     FAIL_ON_TIMELINE_ARCHIVING, INLINE_COMPACT_NUM_DELTA_COMMITS, INLINE_COMPACT_TRIGGER_STRATEGY,
     CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED)
 
+# `hudi-assets status` reads these beside the cleaner's and the archiver's.
+STATUS_OPTIONS: tuple[ConfigOption, ...] = (PARQUET_SMALL_FILE_LIMIT,)
+
 # The metadata table's services read these of the data table (its own settings derive from them).
 METADATA_SERVICES_OPTIONS: tuple[ConfigOption, ...] = (
     METADATA_COMPACT_MAX_DELTA_COMMITS, KEEP_MIN_COMMITS, KEEP_MAX_COMMITS, FAILED_WRITES_CLEANER_POLICY,
