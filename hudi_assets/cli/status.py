@@ -91,6 +91,9 @@ def text_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"compaction backlog: {backlog['log_files']} log files, {backlog['log_bytes']} bytes in "
                      f"{backlog['file_groups_with_logs']} file groups (per group p50 {per['p50']}, "
                      f"max {per['max']})")
+        lines.append(f"  {backlog['deltacommits_since_compaction']} deltacommits since the last compaction "
+                     f"({backlog['last_compaction'] or 'none'}); pending compactions: "
+                     f"{', '.join(backlog['pending_compactions']) or 'none'}")
     metadata = report["metadata_table"]
     if metadata is not None:
         if "error" in metadata:

@@ -34,7 +34,7 @@ from hudi_assets.status.services import (
 )
 from hudi_assets.storage import DirectoryListing
 from hudi_assets.table import HoodieTable
-from hudi_assets.timeline.instant import CLEAN, DELTA_COMMIT, ROLLBACK, Instant
+from hudi_assets.timeline.instant import CLEAN, COMMIT, DELTA_COMMIT, ROLLBACK, Instant
 from hudi_assets.timeline.instant_time import instant_epoch, wall_clock
 from hudi_assets.timeline.timeline import ActiveTimeline
 
@@ -100,8 +100,19 @@ def table_status(table: HoodieTable, engine: Engine | None = None,
                "as_of": now.isoformat()},
         timeline=timeline_facts(table, active, pending, age, now_s), pending=pending, clean=clean,
         archive=archive,
-        compaction_backlog=compaction_backlog(facts) if table.is_mor else None,
+        compaction_backlog=_backlog(active, facts) if table.is_mor else None,
         files=files_summary(facts, limit), metadata_table=metadata, metadata_services=metadata_services)
+
+
+def _backlog(active: ActiveTimeline, facts: list[PartitionFacts]) -> dict[str, Any]:
+    """The log files waiting for compaction, with the deltacommits since the last compaction and the
+    compactions requested but not done."""
+    last = active.filter_actions({COMMIT}).filter_completed().last()
+    since = active.filter_actions({DELTA_COMMIT}).filter_completed().filter(
+        lambda i: last is None or i.timestamp > last.timestamp)
+    return {**compaction_backlog(facts), "last_compaction": last.timestamp if last else None,
+            "deltacommits_since_compaction": len(since),
+            "pending_compactions": active.pending_compaction_timeline().timestamps}
 
 
 def pending_instants(table: HoodieTable, active: ActiveTimeline, age, now_ms: int) -> list[dict[str, Any]]:

@@ -203,6 +203,9 @@ def test_mor_compaction_backlog(builder, capsys):
     assert (backlog["file_groups_with_logs"], backlog["log_files"], backlog["log_bytes"]) == (2, 3, 450)
     assert backlog["log_files_per_file_group"] == {"p50": 1, "max": 2}
     assert backlog["log_bytes_per_file_group"] == {"p50": 50, "max": 400}
+    assert (backlog["last_compaction"], backlog["deltacommits_since_compaction"]) == (None, 3)
+    b.compaction(ts(4), [(P, "f3", ts(1))])
+    assert status(b, capsys)["compaction_backlog"]["pending_compactions"] == [ts(4)]
 
 
 def test_a_cow_table_has_no_compaction_backlog(builder, capsys):
