@@ -54,6 +54,18 @@ def test_a_metadata_compaction_blocked_by_a_pending_data_instant(pristine, tmp_p
         <= report["pending"][-1].items()
 
 
+def test_the_metadata_archive_held_back_by_the_data_table(pristine, tmp_path, capsys):
+    table = Path(shutil.copytree(pristine, tmp_path / "t"))
+    first = MetadataTable(str(table)).data_timeline.filter_completed().timestamps[0]
+    pending = f"{first[:-3]}000"
+    (table / ".hoodie" / f"{pending}.deltacommit.requested").write_bytes(b"")
+    keep = [a for kv in ("hoodie.keep.min.commits=5", "hoodie.keep.max.commits=6",
+                         "hoodie.cleaner.commits.retained=4") for a in ("--hoodie-conf", kv)]
+    archive = _status(table, capsys, *keep)["metadata_table"]["services"]["archive"]
+    assert archive["due"] is True and archive["blocked_since"] == pending
+    assert f"the data table's earliest pending instant {pending}: newer instants stay" in archive["reasons"]
+
+
 def test_a_data_commit_the_metadata_table_has_not_seen(pristine, tmp_path, capsys):
     table = Path(shutil.copytree(pristine, tmp_path / "t"))
     latest = sorted(table.glob(".hoodie/*.deltacommit"))[-1]
