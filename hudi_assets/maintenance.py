@@ -2,7 +2,8 @@
 
 `HoodieTable(path, hoodie_conf={...}).maintenance.clean(dry_run=True)` plans without writing;
 `clean()` runs one clean as Hudi's write client does; `archive()` archives and merges; `rollback(t)`
-rolls back a failed write; `status()` says what is due, cheaply, from one listing of `.hoodie/`;
+rolls back a failed write; `status()` says what is due and, in `report`, why not, what blocks it
+and the table's backlog and files (`hudi-assets status`; `detail=False`: the timeline alone);
 `check()` returns the findings on the settings; `metadata_services()` compacts, cleans and archives
 the metadata table. The CLI and the Dagster assets call the same service
 objects (`Cleaner`, `Rollbacker`, `HoodieTimelineArchiver`, `MetadataServices`), so a fix lands once; each

@@ -178,7 +178,7 @@ def _clean(table: HoodieTable, engine: Engine, now: datetime) -> tuple[ServiceHe
     outlook = CleanOutlook(
         commits_since_last_clean=commits_since_last_clean(table), pending=pending, validation=validation,
         ectr=ectr, files=sum(len(d.files) for d in decisions),
-        bytes=sum(sum(d.file_sizes or ()) for d in decisions),
+        bytes_to_reclaim=sum(sum(d.file_sizes or ()) for d in decisions),
         failed_deletes_to_retry=sum(map(len, cleaner.failed_deletes_to_retry().values())))
     return clean_health(planner, outlook, now), facts
 

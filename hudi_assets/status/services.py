@@ -50,7 +50,7 @@ class CleanOutlook:
     validation: ValidationReport | None
     ectr: Instant | None
     files: int
-    bytes: int
+    bytes_to_reclaim: int
     failed_deletes_to_retry: int
 
 
@@ -65,7 +65,7 @@ def clean_health(planner: CleanPlanner, outlook: CleanOutlook, now: datetime) ->
         "policy": config.policy, "commits_since_last_clean": since, "max_commits": config.max_commits,
         "earliest_commit_to_retain": outlook.ectr.timestamp if outlook.ectr else None,
         "pending": [p.instant.timestamp for p in outlook.pending],
-        "files_to_delete": outlook.files, "bytes_to_reclaim": outlook.bytes,
+        "files_to_delete": outlook.files, "bytes_to_reclaim": outlook.bytes_to_reclaim,
         "failed_deletes_to_retry": outlook.failed_deletes_to_retry}
     for pending in outlook.pending:
         files = pending.plan.total_files if pending.plan else 0
@@ -81,7 +81,7 @@ def clean_health(planner: CleanPlanner, outlook: CleanOutlook, now: datetime) ->
         if health.due and not outlook.pending:
             health.blocked_since = pinned[0].timestamp
     if outlook.files:
-        health.reasons.append(reasons.files_to_clean(outlook.files, outlook.bytes))
+        health.reasons.append(reasons.files_to_clean(outlook.files, outlook.bytes_to_reclaim))
     elif pinned is None:
         health.reasons.extend(_nothing_to_clean(planner, outlook.ectr))
     return health
