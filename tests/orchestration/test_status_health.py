@@ -21,14 +21,14 @@ def _snapshot(path, **registry):
     defs = build_definitions(HudiTableRegistry(base_paths=[str(path)], hoodie_conf=SMALL, engine="local",
                                                **registry), spark_resource("local[1]"))
     job = defs.resolve_job_def("hudi_maintenance__default__t")
-    with dg.instance_for_test() as instance:
+    with dg.instance_for_test() as instance:  # the result's events are read while it is open
         result = job.execute_in_process(instance=instance, raise_on_error=False,
                                         asset_selection=[SNAPSHOT])
-    [event] = result.get_asset_materialization_events()
-    metadata = {k: v.value for k, v in event.step_materialization_data.materialization.metadata.items()}
-    [check] = [e.asset_check_evaluation_data for e in result.all_events
-               if e.event_type_value == "ASSET_CHECK_EVALUATION"
-               and e.asset_check_evaluation_data.check_name == "table_is_healthy"]
+        [event] = result.get_asset_materialization_events()
+        metadata = {k: v.value for k, v in event.step_materialization_data.materialization.metadata.items()}
+        [check] = [e.asset_check_evaluation_data for e in result.all_events
+                   if e.event_type_value == "ASSET_CHECK_EVALUATION"
+                   and e.asset_check_evaluation_data.check_name == "table_is_healthy"]
     return metadata, check
 
 
