@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _wrapped(text: str, indent: str) -> list[str]:
-    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=" " * (len(indent) + 2),
                          break_long_words=True, break_on_hyphens=False)
 
 

@@ -88,3 +88,13 @@ def test_versions_8_and_9_say_what_they_read(real_tables, capsys, name):
         assert "(Hudi 1.x) is not supported yet" in report[service]["reasons"][0]
     assert report["timeline"]["active_instants"] > 0 or "empty" in name
     assert report["files"]["file_groups"] > 0 or "empty" in name
+
+
+@pytest.mark.skipif(not table_zips(6), reason="../shared is absent: no Hudi-written table of version 6")
+@pytest.mark.parametrize("name", table_zips(6))
+def test_hudi_written_version_6_tables(real_tables, capsys, name):
+    report = _status(real_tables[name], capsys)
+    assert report["clean"]["due"] is not None and report["archive"]["due"] is not None
+    assert report["timeline"]["active_instants"] > 0 or "empty" in name
+    pending = {i["instant"] for i in report["pending"]}
+    assert report["clean"]["pending"] == [] or set(report["clean"]["pending"]) <= pending

@@ -223,3 +223,6 @@ def test_the_text_fits_100_columns(builder, capsys, table_type):
     out = capsys.readouterr().out.splitlines()
     assert any(line.startswith("archive: due, blocked since") for line in out)
     assert max(map(len, out)) <= 100
+    # A long reason continues under its text, not under a second bullet.
+    assert any(line.startswith("      ") for line in out)
+    assert not any(line.lstrip().startswith("-  ") for line in out)
