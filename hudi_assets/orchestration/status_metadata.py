@@ -14,7 +14,7 @@ from hudi_assets.status import TableStatus
 from hudi_assets.status.health import blocked_hours, unhealthy_services
 
 HEALTH_CHECK = "table_is_healthy"
-HEALTH_DESCRIPTION = ("ERROR when the clean, the archive or a metadata-table service is due and has been "
+HEALTH_DESCRIPTION = ("WARN when the clean, the archive or a metadata-table service is due and has been "
                       "blocked for longer than the registry's unhealthy_after_hours (the reasons are the "
                       "words of `hudi-assets status`).")
 
@@ -57,16 +57,16 @@ def status_metadata(status: TableStatus | HudiAssetsError) -> dict[str, dg.Metad
 def health_check(context: dg.OpExecutionContext, status: TableStatus | HudiAssetsError, after_hours: float,
                  now: datetime) -> dg.AssetCheckResult:
     """The health rule over the report `timeline_snapshot` made (no second listing); failed when no
-    report could be made."""
+    report could be made. WARN, as this face's checks that are things to look at: it guards no data."""
     if isinstance(status, HudiAssetsError):
         return logged(context, dg.AssetCheckResult(
-            check_name=HEALTH_CHECK, passed=False, severity=dg.AssetCheckSeverity.ERROR,
+            check_name=HEALTH_CHECK, passed=False, severity=dg.AssetCheckSeverity.WARN,
             description=f"the status could not be read: {status}"))
     unhealthy = unhealthy_services(status, after_hours, now)
     hours = {f"{_key(name)}_blocked_hours": dg.MetadataValue.float(round(h, 2))
              for name in status.services() if (h := blocked_hours(status, name, now)) is not None}
     return logged(context, dg.AssetCheckResult(
-        check_name=HEALTH_CHECK, passed=not unhealthy, severity=dg.AssetCheckSeverity.ERROR,
+        check_name=HEALTH_CHECK, passed=not unhealthy, severity=dg.AssetCheckSeverity.WARN,
         description="; ".join(unhealthy.values()) or None,
         metadata={"unhealthy_after_hours": dg.MetadataValue.float(after_hours), **hours,
                   "unhealthy_services": dg.MetadataValue.text(", ".join(unhealthy) or "none")}))
