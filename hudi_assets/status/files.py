@@ -30,7 +30,8 @@ class PartitionFacts:
 
 @dataclass(frozen=True)
 class FactsOfPartitions:
-    """What every partition task shares: small and picklable."""
+    """What every partition task shares; `is_committed` is the view's own rule (Hudi's
+    isFileSliceCommitted), which forked workers inherit with the view."""
 
     storage: Storage
     slicing: FileSlicing
