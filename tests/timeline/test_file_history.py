@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 
-from support.builders import base_file, ts
+from support.builders import base_file, pending_clean, ts
 
+from hudi_assets.clean.plan import CleanerPlan, CleanFileInfo
 from hudi_assets.cli import main
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import State
@@ -76,3 +77,18 @@ def test_a_name_no_instant_knows(builder, capsys):
     assert history["events"] == [] and history["exists"] is None
     assert history["notes"] == ["nothing.parquet is not named as a Hudi base or log file",
                                 "no instant of the active or archived timeline names nothing.parquet"]
+
+
+def test_a_file_a_pending_clean_plans_to_delete(builder, capsys):
+    b = builder()
+    for n in (1, 2, 3):
+        b.commit(ts(n), {P: [base_file("f1", ts(n))]})
+    old = base_file("f1", ts(1))
+    table = HoodieTable(str(b.root))
+    plan = CleanerPlan(None, ts(3), "KEEP_LATEST_COMMITS",
+                       {P: [CleanFileInfo(table.storage.uri(f"{P}/{old}"))]})
+    requested = pending_clean(table, plan)
+    history = _history(b.root, old, capsys)
+    assert [(e["instant"], e["event"]) for e in history["events"]] == [
+        (ts(1), "written"), (requested.timestamp, "planned for deletion (pending clean)")]
+    assert history["exists"] is True
