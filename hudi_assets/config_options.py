@@ -152,6 +152,11 @@ INLINE_COMPACT_TRIGGER_STRATEGY = EnumOption(
     key="hoodie.compact.inline.trigger.strategy", default="NUM_COMMITS", choices=COMPACTION_TRIGGERS,
     doc="MOR: count-based strategies (NUM_COMMITS, NUM_AND_TIME) fence archiving at the delta commits kept")
 
+PARQUET_SMALL_FILE_LIMIT = IntOption(
+    key="hoodie.parquet.small.file.limit", default=104_857_600, minimum=0,
+    doc="base files smaller than this many bytes are small files, which writers add inserts to "
+        "(the status report counts them per partition)")
+
 METADATA_COMPACT_MAX_DELTA_COMMITS = IntOption(
     key="hoodie.metadata.compact.max.delta.commits", default=10, minimum=1,
     doc="metadata table: deltacommits since its last compaction that make the next one due")
@@ -173,6 +178,9 @@ ARCHIVE_OPTIONS: tuple[ConfigOption, ...] = (
     FAIL_ON_TIMELINE_ARCHIVING, INLINE_COMPACT_NUM_DELTA_COMMITS, INLINE_COMPACT_TRIGGER_STRATEGY,
     TIMELINE_COMPACTION_BATCH_SIZE, CLEANER_POLICY, CLEANER_COMMITS_RETAINED, CLEANER_HOURS_RETAINED,
     CLEANER_FILE_VERSIONS_RETAINED)
+
+# `hudi-assets status` reads these beside the cleaner's and the archiver's.
+STATUS_OPTIONS: tuple[ConfigOption, ...] = (PARQUET_SMALL_FILE_LIMIT,)
 
 # The metadata table's services read these of the data table (its own settings derive from them).
 METADATA_SERVICES_OPTIONS: tuple[ConfigOption, ...] = (

@@ -2,7 +2,8 @@
 
 `HoodieTable(path, hoodie_conf={...}).maintenance.clean(dry_run=True)` plans without writing;
 `clean()` runs one clean as Hudi's write client does; `archive()` archives and merges; `rollback(t)`
-rolls back a failed write; `status()` says what is due, cheaply, from one listing of `.hoodie/`;
+rolls back a failed write; `status()` says what is due and, in `report`, why not, what blocks it
+and the table's backlog and files (`hudi-assets status`; `detail=False`: the timeline alone);
 `check()` returns the findings on the settings; `metadata_services()` compacts, cleans and archives
 the metadata table. The CLI and the Dagster assets call the same service
 objects (`Cleaner`, `Rollbacker`, `HoodieTimelineArchiver`, `MetadataServices`), so a fix lands once; each
@@ -15,7 +16,7 @@ hoodie.properties is read; a WARN is logged and returned by `check()`; `strict=T
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from hudi_assets.engine import DEFAULT_ENGINE, create_engine
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from hudi_assets.repair import OrphanFilesResult
     from hudi_assets.rollback import Rollbacker, RollbackResult
     from hudi_assets.savepoint import Savepoint, SavepointUsage
+    from hudi_assets.status import TableStatus
     from hudi_assets.table import HoodieTable
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,9 @@ class MaintenanceStatus:
     clean_max_commits: int
     completed_commits: int
     keep_max_commits: int
+    # The whole report (`hudi-assets status`): why each service is due, blocked or idle, the backlog,
+    # the files and the metadata table; None from the sensor's cheap look at the timeline.
+    report: TableStatus | None = field(default=None, compare=False, repr=False)
 
     @property
     def clean_due(self) -> bool:
@@ -178,8 +183,19 @@ class TableMaintenance:
 
         return MetadataServices(self.table).run(services, dry_run=dry_run, no_active_writer=no_active_writer)
 
-    def status(self) -> MaintenanceStatus:
-        return maintenance_status(self.table, self.table.write_config)
+    def status(self, *, detail: bool = True, engine: Engine | str | None = None,
+               now: datetime | None = None) -> MaintenanceStatus:
+        """What is due; with `detail` (the default) also `report`, the facts of `hudi-assets status`
+        (one listing of the partitions, as a clean dry run's), else from the timeline alone."""
+        from dataclasses import replace
+
+        from hudi_assets.status import table_status
+
+        status = maintenance_status(self.table, self.table.write_config)
+        if not detail:
+            return status
+        local = engine is None  # a look, not a run: local threads unless an engine is asked for
+        return replace(status, report=table_status(self.table, None if local else self._engine(engine), now))
 
     def savepoint(self, instant: str | None = None, *, user: str = "default",
                   comment: str = "default") -> Savepoint:

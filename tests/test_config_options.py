@@ -31,7 +31,8 @@ def test_every_name_is_declared_once_and_every_option_is_read():
     names = [name for option in OPTIONS for name in option.names]
     assert len(names) == len(set(names))
     assert set(opt.CLEAN_OPTIONS) | set(opt.ARCHIVE_OPTIONS) | set(opt.WRITER_SHARED_OPTIONS) \
-        | set(opt.METADATA_SERVICES_OPTIONS) | set(opt.METRICS_OPTIONS) == set(OPTIONS)
+        | set(opt.METADATA_SERVICES_OPTIONS) | set(opt.METRICS_OPTIONS) | set(opt.STATUS_OPTIONS) \
+        == set(OPTIONS)
 
 
 def test_defaults_come_from_the_registry():

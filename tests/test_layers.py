@@ -29,7 +29,7 @@ LAYERS: dict[str, frozenset[str]] = {
                        "listener", "spark_connect", "metrics"}),
     # What changes a table: Hudi's table services and what they share.
     "services": frozenset({"transaction", "discard", "retention", "rollback", "metadata", "clean",
-                           "archive", "savepoint", "repair", "metadata_services"}),
+                           "archive", "savepoint", "repair", "metadata_services", "status"}),
     # Who asks for them: the Python API, the command line, Dagster, the demo tables.
     "faces": frozenset({"maintenance", "cli", "orchestration", "demo"}),
 }

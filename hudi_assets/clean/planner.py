@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -276,10 +277,10 @@ class CleanPlanner:
         return java_hashmap_order(self.timeline.savepoint_timeline().timestamps)
 
     def partitions_to_clean(self, ectr: Instant | None) -> list[str]:
-        scope = self._scope(ectr)
+        scope = self.scope(ectr)
         return self.all_partitions() if scope is None else scope
 
-    def _scope(self, ectr: Instant | None) -> list[str] | None:
+    def scope(self, ectr: Instant | None) -> list[str] | None:
         """The partitions to scan, or None for every partition (found by listing the table)."""
         if self.config.policy == CleaningPolicy.KEEP_LATEST_FILE_VERSIONS:
             return None
@@ -385,6 +386,18 @@ class CleanPlanner:
                                  frozenset(savepointed.get(p, ())))
                 for p in dict.fromkeys([*replaced, *compactions, *savepointed])}
 
+    def partition_decider(self, ectr: Instant | None
+                          ) -> Callable[[str, list[str], DirectoryListing], PartitionDecision]:
+        """The decision of one listed partition, as a table-wide discovery visits it (`decide`; the
+        status report visits with it too, so its listing serves the plan and its own facts)."""
+        ctx, tasks = self._context(ectr), self._tasks_by_partition()
+
+        def visit(partition: str, names: list[str], listing: DirectoryListing) -> PartitionDecision:
+            task = tasks.get(partition) or PartitionTask(partition, {}, {}, frozenset())
+            return plan_partition(ctx, task, names, listing)
+
+        return visit
+
     def decide(self, partitions: list[str] | None, ectr: Instant | None) -> list[PartitionDecision]:
         """One engine task per partition (parallelism min(#partitions, cleaner.parallelism)), each
         listing its partition once. `partitions` None: every partition, decided in the task of the
@@ -394,13 +407,8 @@ class CleanPlanner:
             return self._decide_from_metadata(ctx, self.all_partitions() if partitions is None
                                               else partitions)
         if partitions is None:
-            tasks = self._tasks_by_partition()
-
-            def visit(partition: str, names: list[str], listing: DirectoryListing) -> PartitionDecision:
-                task = tasks.get(partition) or PartitionTask(partition, {}, {}, frozenset())
-                return plan_partition(ctx, task, names, listing)
-
-            found = discover_partitions(self.table.storage, self.engine, self.config.parallelism, visit)
+            found = discover_partitions(self.table.storage, self.engine, self.config.parallelism,
+                                        self.partition_decider(ectr))
             return [decision for _, decision in found]
         if not partitions:
             return []
@@ -428,7 +436,7 @@ class CleanPlanner:
     def plan(self) -> CleanerPlan:
         """The plan Hudi 0.15 would request (CleanPlanActionExecutor.requestClean)."""
         ectr = self.earliest_commit_to_retain()
-        scope = self._scope(ectr)
+        scope = self.scope(ectr)
         log.info("clean policy %s, earliest commit to retain %s, %s partitions to scan",
                  self.config.policy, ectr.timestamp if ectr else None, "all" if scope is None else len(scope))
         with gc_paused():

@@ -27,7 +27,7 @@ SERVICE_COMMANDS = ("clean", "archive", "rollback")
 # Modules that each register one more subcommand: `add_parser(subparsers)` sets `func=run(args)`.
 COMMAND_MODULES: list[str] = [f"hudi_assets.cli.{name}" for name in
                                ("timeline", "demo", "clean", "archive", "rollback", "metadata",
-                                "savepoint", "repair")]
+                                "savepoint", "repair", "status")]
 
 
 def parse_storage_options(pairs: Sequence[str]) -> dict[str, str]:

@@ -8,15 +8,19 @@ the table once per step and running a writing step's guards before it.
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 
 import dagster as dg
 import pandas as pd
 
+from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.maintenance import maintenance_status
 from hudi_assets.orchestration.checks import check_result, logged, refused, settings_in_force
 from hudi_assets.orchestration.display import bytes_metadata, instant_epoch, instant_metadata, table_value
 from hudi_assets.orchestration.invariants import TIMELINE_SCHEMA, violations
 from hudi_assets.orchestration.metadata_checks import metadata_table_facts
+from hudi_assets.orchestration.status_metadata import health_check, status_metadata
+from hudi_assets.status import table_status
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.report import timeline_rows
 from hudi_assets.timeline.savepoint import completed_savepoints
@@ -39,8 +43,15 @@ def _age_hours(table: HoodieTable, instant: str, now: float) -> float | None:
 
 def timeline_snapshot(context: dg.AssetExecutionContext, key: str, table: HoodieTable):
     """The table's active and archived timeline: counts, pending instants and their ages; the metadata
-    table's partitions, file groups, latest compaction and deltacommits since."""
+    table's partitions, file groups, latest compaction and deltacommits since; the status report
+    (each service due, blocked and why, backlog, file sizes) and the health rule over it."""
     config = table.write_config
+    as_of = datetime.now(UTC)
+    try:
+        report = table_status(table, now=as_of)
+    except HudiAssetsError as error:  # the snapshot stands without it; the health check says why
+        context.log.warning(f"{key}: no status report: {error}")
+        report = error
     frame = timeline_frame(table)
     active = frame[frame["timeline"] == "active"]
     pending = active[~active["completed"]]
@@ -68,7 +79,9 @@ def timeline_snapshot(context: dg.AssetExecutionContext, key: str, table: Hoodie
         "archive_due": status.archive_due,
         **metadata_table_facts(table),
         "savepoints": table_value(savepoints_frame(table)),
+        **status_metadata(report),
     })
+    yield health_check(context, report, context.resources.hudi.unhealthy_after_hours, as_of)
 
 
 SAVEPOINT_COLUMNS = ["instant", "savepointed_by", "savepointed_at", "comments", "files"]

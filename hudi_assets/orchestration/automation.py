@@ -27,6 +27,7 @@ from hudi_assets.metadata_services import services_status
 from hudi_assets.orchestration.checks import settings_in_force
 from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.orchestration.tables import TABLE_TAG, run_tags
+from hudi_assets.status import reasons
 from hudi_assets.table import HoodieTable
 
 PARTITION_TAG = "dagster/partition"
@@ -90,11 +91,9 @@ def fingerprint(table: HoodieTable) -> str:
 
 
 def why(status: MaintenanceStatus) -> str:
-    clean = (f"{status.commits_since_last_clean} commits since the last clean "
-             f"({'>=' if status.clean_due else '<'} hoodie.clean.max.commits={status.clean_max_commits})")
-    archive = (f"{status.completed_commits} completed commits "
-               f"({'>' if status.archive_due else '<='} hoodie.keep.max.commits={status.keep_max_commits})")
-    return f"{clean}; {archive}"
+    """The triggers in the words of `hudi-assets status`."""
+    return (f"{reasons.clean_trigger(status.commits_since_last_clean, status.clean_max_commits)}; "
+            f"{reasons.archive_trigger(status.completed_commits, status.keep_max_commits)}")
 
 
 def _busy(context, targets: list[TableTarget]) -> set[str]:

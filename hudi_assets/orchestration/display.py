@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC
-
 import dagster as dg
 import pandas as pd
 
-from hudi_assets.timeline.instant_time import parse_instant_time
+from hudi_assets.timeline.instant_time import instant_epoch
 
 _COLUMN_TYPES = {"b": "bool", "i": "int", "u": "int", "f": "float"}
 
@@ -48,14 +46,6 @@ def bytes_metadata(name: str, size: int) -> dict[str, dg.MetadataValue]:
     """`name` as an integer (plotted) and `name_text` as '12.3 MiB' (read)."""
     return {name: dg.MetadataValue.int(int(size)),
             f"{name}_text": dg.MetadataValue.text(readable_bytes(size))}
-
-
-def instant_epoch(instant: str, timezone: str = "LOCAL") -> float | None:
-    """Seconds since the epoch of an instant time minted in the table's timeline zone (None if not a date)."""
-    moment = parse_instant_time(instant)
-    if moment is None:
-        return None
-    return (moment.replace(tzinfo=UTC) if timezone.upper() == "UTC" else moment).timestamp()
 
 
 def instant_metadata(name: str, instant: str | None, timezone: str = "LOCAL") -> dict[str, dg.MetadataValue]:

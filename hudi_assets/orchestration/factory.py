@@ -54,6 +54,7 @@ from hudi_assets.orchestration.metadata_services_assets import (
 from hudi_assets.orchestration.operations import operation_jobs
 from hudi_assets.orchestration.orphan_assets import ORPHAN_CHECK, ORPHAN_DESCRIPTION, orphan_files
 from hudi_assets.orchestration.resources import HudiTableRegistry
+from hudi_assets.orchestration.status_metadata import HEALTH_CHECK, HEALTH_DESCRIPTION
 from hudi_assets.orchestration.tables import (
     RUNBOOK,
     HudiTableSpec,
@@ -89,7 +90,7 @@ class Step:
 
 
 STEPS = (
-    Step("timeline_snapshot", timeline_snapshot),
+    Step("timeline_snapshot", timeline_snapshot, checks=((HEALTH_CHECK, HEALTH_DESCRIPTION),)),
     Step("clean_plan", clean_plan, "timeline_snapshot", spark=True, service="clean", checks=(
         (AGREES, AGREES_DESCRIPTION),
         ("plan_is_safe", "Every pending plan, and a new one before it is requested, passes the core's "

@@ -68,6 +68,11 @@ class HudiTableRegistry(dg.ConfigurableResource):
     )
     table_runbook_url: dict[str, str] = Field(
         default_factory=dict, description="Per-table runbook link by table key; wins over runbook_url.")
+    unhealthy_after_hours: float = Field(
+        default=24.0,
+        description="A table whose clean, archive or metadata-table service is due and blocked for longer "
+                    "than this many hours fails its check table_is_healthy.",
+    )
     dry_run: bool = Field(
         default=True,
         description="Plan and report only: no clean is requested or executed and nothing is archived. "

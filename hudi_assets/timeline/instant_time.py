@@ -55,6 +55,14 @@ def parse_instant_time(ts: str) -> datetime | None:
     return base.replace(day=min(day, (next_month - timedelta(days=1)).day))
 
 
+def instant_epoch(instant: str, timezone: str = "LOCAL") -> float | None:
+    """Seconds since the epoch of an instant time minted in the table's timeline zone (None if not a date)."""
+    moment = parse_instant_time(instant)
+    if moment is None:
+        return None
+    return (moment.replace(tzinfo=UTC) if timezone.upper() == "UTC" else moment).timestamp()
+
+
 Clock = Callable[[], datetime]  # what a table service asks for the current time
 
 

@@ -48,8 +48,9 @@ def test_nothing_due_is_said_per_table(lake):
     with dg.instance_for_test() as instance:
         result = _tick(HudiTableRegistry(roots=[str(lake)], hoodie_conf=QUIET), instance)
     assert result.run_requests == []
-    assert ("cow: not due (6 commits since the last clean (< hoodie.clean.max.commits=100)"
-            in result.skip_message)
+    # In the words of `hudi-assets status` (`status.reasons`).
+    assert ("cow: not due (clean not due: 6 commits since the last clean < hoodie.clean.max.commits=100; "
+            "archive not due: 6 completed commits <= hoodie.keep.max.commits=100" in result.skip_message)
     assert "mor: not due" in result.skip_message
 
 

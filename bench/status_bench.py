@@ -1,0 +1,55 @@
+"""`hudi-assets status --json` vs `hudi-assets clean --dry-run --json --engine local` (whole processes,
+interleaved, medians) on the 1,000-partition, 1,000,000-file table of `clean_plan_bench.py`
+(commits.retained=2): the status lists the table once, as the dry run does, and decides the plan in
+the same partition tasks, so it should stay within 1.2x of the dry run. Checks that both count the
+same files to delete.
+
+    .venv/bin/python bench/status_bench.py [--runs 3] [--partitions 1000] [--table PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from benchlib import cpu_timed, report, scandir_walk
+from clean_plan_bench import CLI, RETAINED, dry_run, table_path
+
+
+def status(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, "status", str(path), "--json", *RETAINED], check=True, capture_output=True,
+                          text=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--partitions", type=int, default=1000)
+    parser.add_argument("--table", type=Path, help="an already built table (default: built under bench/out)")
+    args = parser.parse_args()
+    path = args.table or table_path(args.partitions)
+    scandir_walk(str(path), stat=True)  # warm the page cache before anything is measured
+    ours, floors, ours_cpu, floors_cpu = [], [], [], []
+    for run in range(args.runs):
+        floor, floor_cpu, planned = cpu_timed(lambda: dry_run(path, "--json"))
+        took, took_cpu, reported = cpu_timed(lambda: status(path))
+        floors.append(floor)
+        ours.append(took)
+        floors_cpu.append(floor_cpu)
+        ours_cpu.append(took_cpu)
+        print(f"run {run + 1}: dry run {floor:.2f} s ({floor_cpu:.2f} s CPU), status {took:.2f} s "
+              f"({took_cpu:.2f} s CPU)", flush=True)
+    report("status vs dry run", ours, floors, 1.2)
+    report("status vs dry run", ours_cpu, floors_cpu, 1.2, "CPU")
+    files = json.loads(planned.stdout)["totals"]["files"]
+    clean = json.loads(reported.stdout)["clean"]
+    assert clean["files_to_delete"] == files, f"status counts {clean['files_to_delete']}, the plan {files}"
+    print(f"both count {files} files to delete")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
