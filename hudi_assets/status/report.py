@@ -19,7 +19,7 @@ from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.clean.planner import CleanPlanner, PartitionDecision
 from hudi_assets.clean.trigger import commits_since_last_clean
 from hudi_assets.engine import Engine, LocalEngine, gc_paused
-from hudi_assets.exceptions import HudiAssetsError, UnsupportedTableError
+from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.fsview import FileSystemView, discover_partitions
 from hudi_assets.heartbeat import HeartbeatConfig, last_heartbeat_ms
 from hudi_assets.metadata.table import MetadataTable
@@ -83,15 +83,8 @@ def table_status(table: HoodieTable, engine: Engine | None = None,
         return None if epoch is None else round(now_s - epoch, 1)
 
     pending = pending_instants(table, active, age, int(now_s * 1000))
-    try:
-        table.config.check_service("clean", table.base_path)
-    except UnsupportedTableError as unsupported:
-        view = FileSystemView(table, engine)
-        facts = _list_facts(table, engine, view, None)[1]
-        clean = archive = ServiceHealth(None, [str(unsupported)])
-    else:
-        clean, facts = _clean(table, engine, now)
-        archive = archive_health(active, table.is_mor, HoodieTimelineArchiver.for_table(table).plan())
+    clean, facts = _clean(table, engine, now)
+    archive = archive_health(active, table.is_mor, HoodieTimelineArchiver.for_table(table).plan())
     limit = table.write_config.get(opt.PARQUET_SMALL_FILE_LIMIT)
     metadata, metadata_services = _metadata_table(table, int(now_s * 1000))
     return TableStatus(

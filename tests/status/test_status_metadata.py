@@ -80,12 +80,11 @@ V8_V9 = table_zips(8) + table_zips(9)
 
 @pytest.mark.skipif(not V8_V9, reason="../shared is absent: no table of version 8 or 9")
 @pytest.mark.parametrize("name", V8_V9)
-def test_versions_8_and_9_say_what_they_read(real_tables, capsys, name):
+def test_versions_8_and_9_report_their_clean_and_archive(real_tables, capsys, name):
     report = _status(real_tables[name], capsys)
     assert report["table"]["table_version"] in (8, 9)
     for service in ("clean", "archive"):
-        assert report[service]["due"] is None
-        assert "(Hudi 1.x) is not supported yet" in report[service]["reasons"][0]
+        assert report[service]["due"] in (True, False) and report[service]["reasons"]
     assert report["timeline"]["active_instants"] > 0 or "empty" in name
     assert report["files"]["file_groups"] > 0 or "empty" in name
 
