@@ -15,8 +15,8 @@ log = logging.getLogger("hudi_assets.archive")
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
-        "archive", help="archive old instants of the active timeline (Hudi 0.15 rules)",
-        epilog=settings_epilog(ARCHIVE_OPTIONS), formatter_class=argparse.RawDescriptionHelpFormatter)
+        "archive", epilog=settings_epilog(ARCHIVE_OPTIONS),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_table_arguments(parser, config=True)
     parser.add_argument("--dry-run", action="store_true",
                         help="list what would be archived and why each fence stands where it does")

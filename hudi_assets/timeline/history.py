@@ -14,13 +14,15 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.storage import Storage
 from hudi_assets.timeline.instant import Instant, State
 from hudi_assets.timeline.timeline import Timeline
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 VERSION_FILE = "_version_"
 MANIFEST_PREFIX = "manifest_"
@@ -92,7 +94,8 @@ class LSMHistory:
     def read(self, start: str | None = None, end: str | None = None) -> pa.Table:
         """The rows (instantTime, completionTime, action) of the snapshot's files whose name range
         meets [start, end], sorted by instant time."""
-        import pyarrow.parquet as pq  # here: a cleaner that never meets a history never loads it
+        import pyarrow as pa  # here: a command that never meets a history never loads pyarrow
+        import pyarrow.parquet as pq
 
         tables = []
         for file in self.files():
