@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
-from hudi_assets.extras import installed, require
+from hudi_assets.extras import require
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +40,12 @@ DEFAULT_SPARK_MASTER = "local[*]"
 # Spark's own names for the Spark Connect URL: a setting (props file, --spark-conf) and a variable.
 SPARK_REMOTE_KEY = "spark.remote"
 SPARK_REMOTE_ENV = "SPARK_REMOTE"
-# One default for every face (library, CLI, Dagster registry): Spark, embedded as local[*], where
-# pyspark is installed (the `spark` extra), else the local engine.
-DEFAULT_ENGINE = "spark" if installed("pyspark") else "local"
-ENGINES = ("spark", "local")
+# The default of the library and the CLI: `auto`, Spark where a Spark master or a Spark Connect server
+# is configured, else the local engine (`choose_engine`). No table size makes an embedded `local[*]`
+# JVM pay: it shares this machine's cores with nothing gained, and its start costs seconds
+# (bench/engine_choice_bench.py, bench/README.md).
+DEFAULT_ENGINE = "auto"
+ENGINES = ("auto", "spark", "local")
 # The Spark Connect clients `remote_session` opened in this process (`spark_connect.close_clients`).
 CONNECT_CLIENTS: weakref.WeakSet[Any] = weakref.WeakSet()
 
@@ -455,13 +457,24 @@ def _apply_to_batches(fn: Callable[[Any], Any], batches: Iterable[Any]) -> Itera
         yield pa.record_batch([batch.column(0), pa.array(results, pa.binary())], names=["i", "result"])
 
 
+def choose_engine(master: str | None = None, conf: Mapping[str, str] | None = None,
+                  remote: str | None = None) -> str:
+    """What `auto` runs on: `spark` when a master (`master`, `spark.master` in `conf`) or a Spark
+    Connect server (`spark_remote`) is configured, where Spark brings machines or a warm JVM; else
+    `local`. Both make the same plan."""
+    if master or (conf or {}).get("spark.master") or spark_remote(remote, master, conf):
+        return "spark"
+    return "local"
+
+
 def create_engine(kind: str = DEFAULT_ENGINE, master: str | None = None,
                   conf: Mapping[str, str] | None = None, remote: str | None = None) -> Engine:
-    """`spark` (embedded, `local[*]` unless a master is given; or on the Spark Connect server that
-    `spark_remote` finds; the default where pyspark is installed) or `local` (threads and
-    processes)."""
+    """`auto` (the default: `choose_engine`), `spark` (embedded, `local[*]` unless a master is given;
+    or on the Spark Connect server that `spark_remote` finds) or `local` (threads and processes)."""
     from hudi_assets.exceptions import InvalidConfigError
 
+    if kind == "auto":
+        kind = choose_engine(master, conf, remote)
     if kind == "local":
         if remote:
             raise InvalidConfigError(f"spark_remote={remote!r} needs engine='spark', not 'local'")

@@ -68,8 +68,8 @@ def add_table_arguments(parser: argparse.ArgumentParser, config: bool = False, e
         from hudi_assets.engine import DEFAULT_ENGINE, ENGINES
 
         parser.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE,
-                            help="where per-partition and per-file work runs (default: spark where "
-                                 "pyspark is installed, else local; here: %(default)s)")
+                            help="where per-partition and per-file work runs (default: auto, spark when "
+                                 "a Spark master or Spark Connect server is configured, else local)")
         parser.add_argument("--spark-master", metavar="URL",
                             help="Spark master (default: spark.master from config, else local[*])")
         parser.add_argument("--spark-remote", metavar="sc://HOST:PORT",
