@@ -122,9 +122,11 @@ class LocalEngine:
             yield from map(fn, items)
             return
         size = chunk_size or -(-len(items) // (workers * 4))  # a few chunks per worker evens them out
-        chunks = [items[i:i + size] for i in range(0, len(items), size)]
-        global _forked_fn
-        _forked_fn = fn
+        # Workers get (start, end) of their chunk, not the items: they inherit those through the fork
+        # (a plan from the metadata table hands each worker its partitions' names and sizes).
+        chunks = [(i, min(i + size, len(items))) for i in range(0, len(items), size)]
+        global _forked_fn, _forked_items
+        _forked_fn, _forked_items = fn, items
         pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"), _enter_worker)
         done = 0
         try:
@@ -133,18 +135,19 @@ class LocalEngine:
                 if meanwhile is not None:
                     meanwhile()
                 for payload in payloads:
-                    chunk = chunks[done]
+                    start, end = chunks[done]
                     done += 1
-                    yield from pickle.loads(payload) if payload is not None else map(fn, chunk)
+                    yield from pickle.loads(payload) if payload is not None else map(fn, items[start:end])
             except BrokenProcessPool:  # a worker died (killed, out of memory): the rest is done here
-                for chunk in chunks[done:]:
-                    yield from map(fn, chunk)
+                for start, end in chunks[done:]:
+                    yield from map(fn, items[start:end])
         finally:
-            _forked_fn = None
+            _forked_fn = _forked_items = None
             pool.shutdown(wait=True, cancel_futures=True)
 
 
 _forked_fn: Callable[[Any], Any] | None = None  # the function a forked worker runs, set before forking
+_forked_items: Sequence[Any] | None = None  # the items it runs on, set before forking too
 _in_worker = False
 OWN_THREAD_PREFIX = "hudi-assets-"  # threads of this package that hold no lock a forked worker takes
 
@@ -165,11 +168,13 @@ def _enter_worker() -> None:
     _in_worker = True
 
 
-def _run_forked(chunk: Sequence[Any]) -> bytes | None:
-    """One chunk in a worker: its pickled results, or None to have the parent redo the chunk (an
-    error, or a result that does not pickle, is raised there as the parent's own)."""
+def _run_forked(chunk: tuple[int, int]) -> bytes | None:
+    """One chunk (start, end) of the inherited items in a worker: its pickled results, or None to
+    have the parent redo the chunk (an error, or a result that does not pickle, is raised there as
+    the parent's own)."""
+    start, end = chunk
     try:
-        return pickle.dumps([_forked_fn(item) for item in chunk], pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps([_forked_fn(item) for item in _forked_items[start:end]], pickle.HIGHEST_PROTOCOL)
     except Exception:
         return None
 
