@@ -38,8 +38,9 @@ def java_string_hashes(texts: list[str]) -> list[int]:
 
 def _hash_array(texts: list[str]):
     """The unsigned hashes of `texts` as a numpy uint32 array: the ASCII strings of each length as one
-    numpy product of their bytes with the powers of 31 (uint32 arithmetic wraps modulo 2^32 as Java's
-    int does), about fifty times faster than one call each; the others one call each."""
+    numpy matrix of their bytes, hashed a column at a time (h * 31 + c, in uint32 arithmetic, which
+    wraps modulo 2^32 as Java's int does; no temporary larger than one hash per string), about fifty
+    times faster than one call each; the others one call each."""
     import numpy as np  # here, not at the top: most commands hash few strings, and numpy's import is slow
 
     hashes = np.zeros(len(texts), dtype=np.uint32)
@@ -50,15 +51,18 @@ def _hash_array(texts: list[str]):
             if not text.isascii():
                 plain[n] = False
                 hashes[n] = java_string_hash(text) & 0xFFFFFFFF
+    thirty_one = np.uint32(31)
     for length in np.unique(lengths[plain]).tolist():
         if not length:
             continue
-        java_string_hash(" " * length)  # grows the powers of 31 to this length
-        powers = np.array(_POWERS_OF_31[length - 1::-1], dtype=np.uint32)
         positions = np.flatnonzero(plain & (lengths == length))
         chosen = texts if len(positions) == len(texts) else map(texts.__getitem__, positions.tolist())
         units = np.frombuffer("".join(chosen).encode("ascii"), dtype=np.uint8).reshape(len(positions), length)
-        hashes[positions] = (units.astype(np.uint32) * powers).sum(axis=1, dtype=np.uint32)
+        h = np.zeros(len(positions), dtype=np.uint32)
+        for column in range(length):
+            h *= thirty_one
+            h += units[:, column]
+        hashes[positions] = h
     return hashes
 
 
@@ -91,6 +95,15 @@ class JavaHashMap:
             self._resize()
         self._keys[key] = None
         if len(self._keys) > self._threshold:
+            self._resize()
+
+    def put_each(self, keys: Iterable[Any]) -> None:
+        """`put` of each key in turn, in one step: the same keys in the same order and the same
+        capacity (each resize doubles once as the size passes the threshold)."""
+        self._keys.update(dict.fromkeys(keys))
+        if self._keys and not self.capacity:
+            self._resize()
+        while len(self._keys) > self._threshold:
             self._resize()
 
     def put_all(self, keys: Iterable[Any]) -> None:
@@ -136,8 +149,7 @@ def java_hashmap_orders(key_lists: Iterable[Iterable[str]]) -> list[list[str]]:
     tables = []
     for keys in key_lists:
         table = JavaHashMap()
-        for key in keys:
-            table.put(key)
+        table.put_each(keys)
         tables.append(table)
     every_key = [key for table in tables for key in table._keys]
     if len(every_key) < NUMPY_MIN_STRINGS:

@@ -56,3 +56,15 @@ def test_orders_of_many_maps_hashed_in_one_batch_equal_each_map_on_its_own():
         return sorted(keys, key=lambda k: (bucket[k], keys.index(k)))
 
     assert java_hashmap_orders(maps) == [alone(keys) for keys in maps]
+
+
+def test_put_each_is_put_in_turn():
+    rng = random.Random(3)
+    for size in (0, 1, 12, 13, 100, 3000):
+        keys = [f"k{rng.randrange(size or 1)}" for _ in range(size)]  # repeats too
+        for initial in (None, 5, 64):
+            one, each = JavaHashMap(initial), JavaHashMap(initial)
+            for key in keys:
+                one.put(key)
+            each.put_each(keys)
+            assert (each.capacity, each.order()) == (one.capacity, one.order())
