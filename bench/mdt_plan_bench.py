@@ -16,8 +16,8 @@ table initialized from storage (the `files` partition), into bench/out/ and reus
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import statistics
-from collections import Counter
 from pathlib import Path
 
 from benchlib import build_table, cpu_timed, load, plan_digest, scandir_walk, timed
@@ -31,16 +31,21 @@ from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 
 ROOT = Path(__file__).resolve().parent
-LISTED = Counter()  # "metadata" / "listing" -> data-partition directories listed
+# "metadata" / "listing" -> data-partition directories listed, in shared memory: the local engine's
+# forked workers list partitions too, and a counter of their own would be lost with them.
+LISTED = {name: multiprocessing.Value("q", 0) for name in ("metadata", "listing")}
 
 
 def _count_listings(source: list[str]) -> None:
-    """Count the listings of data partitions (not of .hoodie) made while `source[0]` plans."""
+    """Count the listings of data partitions (not of .hoodie) made while `source[0]` plans, in this
+    process and in the workers it forks."""
     original = Storage.list_directory
 
     def counting(self: Storage, rel: str = "", skip_undecodable: bool = False):
         if not rel.startswith(".hoodie"):
-            LISTED[source[0]] += 1
+            counter = LISTED[source[0]]
+            with counter.get_lock():
+                counter.value += 1
         return original(self, rel, skip_undecodable)
 
     Storage.list_directory = counting
@@ -107,7 +112,7 @@ def main() -> None:
     assert len(digests) == 1, f"the plans differ: {digests}"
     mdt, listing, floor = (statistics.median(times[k]) for k in ("metadata", "listing", "floor"))
     mdt_cpu, listing_cpu = (statistics.median(cpu[k]) for k in ("metadata", "listing"))
-    per_run = {k: v // args.runs for k, v in LISTED.items()}
+    per_run = {k: v.value // args.runs for k, v in LISTED.items()}
     print(f"median: plan from the metadata table {mdt:.2f} s ({mdt_cpu:.2f} s CPU), from listing "
           f"{listing:.2f} s ({listing_cpu:.2f} s CPU): ratio {mdt / listing:.2f} wall, "
           f"{mdt_cpu / listing_cpu:.2f} CPU; floor (scandir walk) {floor:.2f} s; data-partition "

@@ -10,12 +10,6 @@ The names below are loaded on first use, so importing one submodule does not imp
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("hudi-assets")
-except PackageNotFoundError:  # a source checkout that is not installed
-    __version__ = "0+unknown"
 
 _EXPORTS = {
     "HoodieTable": "hudi_assets.table",
@@ -55,12 +49,26 @@ __all__ = ["__version__", *_EXPORTS]
 
 
 def __getattr__(name: str):
+    if name == "__version__":
+        value = globals()["__version__"] = _installed_version()
+        return value
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'hudi_assets' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def _installed_version() -> str:
+    """The installed distribution's version, read on first use: `importlib.metadata` costs about 80 ms
+    of start-up, which every command and `import hudi_assets` would otherwise pay."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hudi-assets")
+    except PackageNotFoundError:  # a source checkout that is not installed
+        return "0+unknown"
 
 
 def __dir__() -> list[str]:

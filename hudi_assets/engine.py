@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
-from hudi_assets.extras import installed, require
+from hudi_assets.extras import require
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +40,12 @@ DEFAULT_SPARK_MASTER = "local[*]"
 # Spark's own names for the Spark Connect URL: a setting (props file, --spark-conf) and a variable.
 SPARK_REMOTE_KEY = "spark.remote"
 SPARK_REMOTE_ENV = "SPARK_REMOTE"
-# One default for every face (library, CLI, Dagster registry): Spark, embedded as local[*], where
-# pyspark is installed (the `spark` extra), else the local engine.
-DEFAULT_ENGINE = "spark" if installed("pyspark") else "local"
-ENGINES = ("spark", "local")
+# The default of the library and the CLI: `auto`, Spark where a Spark master or a Spark Connect server
+# is configured, else the local engine (`choose_engine`). No table size makes an embedded `local[*]`
+# JVM pay: it shares this machine's cores with nothing gained, and its start costs seconds
+# (bench/engine_choice_bench.py, bench/README.md).
+DEFAULT_ENGINE = "auto"
+ENGINES = ("auto", "spark", "local")
 # The Spark Connect clients `remote_session` opened in this process (`spark_connect.close_clients`).
 CONNECT_CLIENTS: weakref.WeakSet[Any] = weakref.WeakSet()
 
@@ -120,9 +122,11 @@ class LocalEngine:
             yield from map(fn, items)
             return
         size = chunk_size or -(-len(items) // (workers * 4))  # a few chunks per worker evens them out
-        chunks = [items[i:i + size] for i in range(0, len(items), size)]
-        global _forked_fn
-        _forked_fn = fn
+        # Workers get (start, end) of their chunk, not the items: they inherit those through the fork
+        # (a plan from the metadata table hands each worker its partitions' names and sizes).
+        chunks = [(i, min(i + size, len(items))) for i in range(0, len(items), size)]
+        global _forked_fn, _forked_items
+        _forked_fn, _forked_items = fn, items
         pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"), _enter_worker)
         done = 0
         try:
@@ -131,18 +135,19 @@ class LocalEngine:
                 if meanwhile is not None:
                     meanwhile()
                 for payload in payloads:
-                    chunk = chunks[done]
+                    start, end = chunks[done]
                     done += 1
-                    yield from pickle.loads(payload) if payload is not None else map(fn, chunk)
+                    yield from pickle.loads(payload) if payload is not None else map(fn, items[start:end])
             except BrokenProcessPool:  # a worker died (killed, out of memory): the rest is done here
-                for chunk in chunks[done:]:
-                    yield from map(fn, chunk)
+                for start, end in chunks[done:]:
+                    yield from map(fn, items[start:end])
         finally:
-            _forked_fn = None
+            _forked_fn = _forked_items = None
             pool.shutdown(wait=True, cancel_futures=True)
 
 
 _forked_fn: Callable[[Any], Any] | None = None  # the function a forked worker runs, set before forking
+_forked_items: Sequence[Any] | None = None  # the items it runs on, set before forking too
 _in_worker = False
 OWN_THREAD_PREFIX = "hudi-assets-"  # threads of this package that hold no lock a forked worker takes
 
@@ -163,11 +168,13 @@ def _enter_worker() -> None:
     _in_worker = True
 
 
-def _run_forked(chunk: Sequence[Any]) -> bytes | None:
-    """One chunk in a worker: its pickled results, or None to have the parent redo the chunk (an
-    error, or a result that does not pickle, is raised there as the parent's own)."""
+def _run_forked(chunk: tuple[int, int]) -> bytes | None:
+    """One chunk (start, end) of the inherited items in a worker: its pickled results, or None to
+    have the parent redo the chunk (an error, or a result that does not pickle, is raised there as
+    the parent's own)."""
+    start, end = chunk
     try:
-        return pickle.dumps([_forked_fn(item) for item in chunk], pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps([_forked_fn(item) for item in _forked_items[start:end]], pickle.HIGHEST_PROTOCOL)
     except Exception:
         return None
 
@@ -455,13 +462,24 @@ def _apply_to_batches(fn: Callable[[Any], Any], batches: Iterable[Any]) -> Itera
         yield pa.record_batch([batch.column(0), pa.array(results, pa.binary())], names=["i", "result"])
 
 
+def choose_engine(master: str | None = None, conf: Mapping[str, str] | None = None,
+                  remote: str | None = None) -> str:
+    """What `auto` runs on: `spark` when a master (`master`, `spark.master` in `conf`) or a Spark
+    Connect server (`spark_remote`) is configured, where Spark brings machines or a warm JVM; else
+    `local`. Both make the same plan."""
+    if master or (conf or {}).get("spark.master") or spark_remote(remote, master, conf):
+        return "spark"
+    return "local"
+
+
 def create_engine(kind: str = DEFAULT_ENGINE, master: str | None = None,
                   conf: Mapping[str, str] | None = None, remote: str | None = None) -> Engine:
-    """`spark` (embedded, `local[*]` unless a master is given; or on the Spark Connect server that
-    `spark_remote` finds; the default where pyspark is installed) or `local` (threads and
-    processes)."""
+    """`auto` (the default: `choose_engine`), `spark` (embedded, `local[*]` unless a master is given;
+    or on the Spark Connect server that `spark_remote` finds) or `local` (threads and processes)."""
     from hudi_assets.exceptions import InvalidConfigError
 
+    if kind == "auto":
+        kind = choose_engine(master, conf, remote)
     if kind == "local":
         if remote:
             raise InvalidConfigError(f"spark_remote={remote!r} needs engine='spark', not 'local'")

@@ -88,11 +88,12 @@ def test_the_core_cleans_on_the_local_engine_by_default(core_venv, demo_table):
     before = _files(demo_table)
     code = ("import hudi_assets.engine as e; from hudi_assets import HoodieTable, CleanerPlan; "
             f"plan = HoodieTable({str(demo_table)!r}).maintenance.clean(dry_run=True).plan; "
-            "assert isinstance(plan, CleanerPlan), plan; print(e.DEFAULT_ENGINE, plan.total_files)")
+            "assert isinstance(plan, CleanerPlan), plan; "
+            "print(type(e.create_engine()).__name__, plan.total_files)")
     api = _run(core_venv, "python", "-c", code)
     assert api.returncode == 0, api.stderr
     engine, planned = api.stdout.split()
-    assert engine == "local" and int(planned) > 0
+    assert engine == "LocalEngine" and int(planned) > 0
 
     cli = _run(core_venv, "hudi-assets", "clean", "--dry-run", str(demo_table))
     assert cli.returncode == 0, cli.stderr

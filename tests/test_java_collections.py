@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import random
 
-from hudi_assets.java_collections import NUMPY_MIN_STRINGS, JavaHashMap, java_string_hash, java_string_hashes
+from hudi_assets.java_collections import (
+    NUMPY_MIN_STRINGS,
+    JavaHashMap,
+    java_hashmap_orders,
+    java_string_hash,
+    java_string_hashes,
+)
 
 
 def test_batched_hashes_equal_one_call_each():
@@ -31,3 +37,34 @@ def test_order_with_collisions_keeps_insertion_order_within_a_bucket():
     expected = sorted(keys, key=lambda k: (bucket(k), keys.index(k)))
     assert table.order() == expected
     assert table.order(keys[::7]) == [k for k in expected if k in set(keys[::7])]
+
+
+def test_orders_of_many_maps_hashed_in_one_batch_equal_each_map_on_its_own():
+    """Maps under NUMPY_MIN_STRINGS each, over it together (as the partitions of a metadata read)."""
+    rng = random.Random(11)
+    maps = [[f"{rng.getrandbits(64):016x}-{n}_0-1-0_2024{m:04d}.parquet"
+             for n in range(rng.randrange(0, 900))] for m in range(8)]
+    maps += [["déjà-vu.parquet", "b.parquet", "a.parquet"], [], ["", "x"]]
+    assert sum(map(len, maps)) > NUMPY_MIN_STRINGS
+
+    def alone(keys: list[str]) -> list[str]:
+        table = JavaHashMap()
+        for key in keys:
+            table.put(key)
+        mask = table.capacity - 1
+        bucket = {k: (h ^ (h >> 16)) & mask for k in keys for h in [java_string_hash(k) & 0xFFFFFFFF]}
+        return sorted(keys, key=lambda k: (bucket[k], keys.index(k)))
+
+    assert java_hashmap_orders(maps) == [alone(keys) for keys in maps]
+
+
+def test_put_each_is_put_in_turn():
+    rng = random.Random(3)
+    for size in (0, 1, 12, 13, 100, 3000):
+        keys = [f"k{rng.randrange(size or 1)}" for _ in range(size)]  # repeats too
+        for initial in (None, 5, 64):
+            one, each = JavaHashMap(initial), JavaHashMap(initial)
+            for key in keys:
+                one.put(key)
+            each.put_each(keys)
+            assert (each.capacity, each.order()) == (one.capacity, one.order())

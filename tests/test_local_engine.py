@@ -44,6 +44,20 @@ def test_map_in_processes_returns_results_in_order_from_workers():
     assert found["parent"] not in {pid for _, pid in found["results"]}
 
 
+def test_workers_inherit_the_items_instead_of_unpickling_them():
+    """Items that do not pickle (a lock here; a metadata-table plan's names and sizes, which would
+    cost a pickling each) reach the forked workers all the same: only chunk bounds are sent."""
+    out = _fresh("import json, os, threading\n"
+                 "from hudi_assets.engine import LocalEngine\n"
+                 "engine = LocalEngine(processes=2, process_min_items=2)\n"
+                 "items = [(n, threading.Lock()) for n in range(40)]\n"
+                 "results = engine.map_in_processes(lambda item: (item[0], os.getpid()), items)\n"
+                 "print(json.dumps({'parent': os.getpid(), 'results': results}))")
+    found = json.loads(out)
+    assert [n for n, _ in found["results"]] == list(range(40))
+    assert found["parent"] not in {pid for _, pid in found["results"]}
+
+
 def test_a_failing_item_raises_the_parents_own_error():
     def decode(x: int) -> int:
         if x == 7:

@@ -38,6 +38,27 @@ def test_importing_the_cleaner_loads_neither_the_demo_nor_parquet_nor_dagster():
     assert out.strip() == "[]"
 
 
+def _loaded(code: str, prefixes: tuple[str, ...]) -> list[str]:
+    """The modules with one of `prefixes` loaded after `code` runs in a fresh interpreter."""
+    code += f"\nimport sys; print(sorted(m for m in sys.modules if m.startswith({prefixes!r})))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return eval(out.splitlines()[-1])  # the last line: a command may print before it
+
+
+def test_import_reads_the_version_only_when_asked():
+    assert _loaded("import hudi_assets", ("importlib.metadata",)) == []
+    assert _loaded("import hudi_assets; hudi_assets.__version__", ("importlib.metadata",)) != []
+
+
+def test_help_imports_no_command_module():
+    code = ("from hudi_assets.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass")
+    loaded = _loaded(code, ("hudi_assets.", "pyarrow", "numpy", "importlib.metadata"))
+    assert loaded == ["hudi_assets.cli", "hudi_assets.cli.main", "hudi_assets.exceptions"]
+    code = code.replace("'--help'", "'clean', '--help'")
+    assert "hudi_assets.cli.clean" in _loaded(code, ("hudi_assets.cli.",))
+    assert "hudi_assets.cli.archive" not in _loaded(code, ("hudi_assets.cli.",))
+
+
 def _readme_python_example() -> str:
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     section = readme.split("## Python", 1)[1]

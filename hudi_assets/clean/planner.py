@@ -420,17 +420,26 @@ class CleanPlanner:
 
     def _decide_from_metadata(self, ctx: PlanContext, partitions: list[str]) -> list[PartitionDecision]:
         """Each batch of `cleaner.parallelism` partitions: one keyed read of their files on the driver,
-        then one engine task per partition, which lists nothing (sizes come with the names)."""
+        then one engine task per partition, which lists nothing (sizes come with the names). The
+        driver reads the next batch while forked workers decide this one (`store_map`'s meanwhile:
+        after the fork, so the workers never copy it)."""
         by_partition = self._tasks_by_partition()
         batch_size = self.config.parallelism
+        batches = [partitions[start:start + batch_size] for start in range(0, len(partitions), batch_size)]
         decisions: list[PartitionDecision] = []
-        for start in range(0, len(partitions), batch_size):
-            listed = self.metadata.files_in_partitions(partitions[start:start + batch_size])
+        following = {0: self.metadata.files_in_partitions(batches[0])} if batches else {}
+        for n in range(len(batches)):
+            listed = following.pop(n)
             items = [(by_partition.get(p) or PartitionTask(p, {}, {}, frozenset()), files)
                      for p, files in listed.items()]
+
+            def read_next(n: int = n) -> None:
+                if n + 1 < len(batches):
+                    following[n + 1] = self.metadata.files_in_partitions(batches[n + 1])
+
             # No store is touched: Python work per file, as over a local file system (store_map).
             decisions += store_map(self.engine, True, lambda item: plan_listed_partition(ctx, *item), items,
-                                   min(len(items), batch_size))
+                                   min(len(items), batch_size), meanwhile=read_next)
         return decisions
 
     def plan(self) -> CleanerPlan:

@@ -16,8 +16,7 @@ log = logging.getLogger("hudi_assets.archive")
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
-        "archive", help="archive old instants of the active timeline (Hudi 0.15 rules; 1.x's on 1.x tables)",
-        epilog=settings_epilog((*ARCHIVE_OPTIONS, *METRICS_OPTIONS)),
+        "archive", epilog=settings_epilog((*ARCHIVE_OPTIONS, *METRICS_OPTIONS)),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_table_arguments(parser, config=True)
     parser.add_argument("--dry-run", action="store_true",

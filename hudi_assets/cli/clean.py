@@ -30,7 +30,7 @@ _PLAIN_ASCII = bytes(c for c in range(0x20, 0x7F) if c not in b'"\\')
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
-        "clean", help="clean old file versions as Hudi 0.15's cleaner does",
+        "clean",
         description="Finish pending cleans, plan a new clean with Hudi's policy settings and run it.",
         epilog=settings_epilog((*CLEAN_OPTIONS, *METRICS_OPTIONS)),
         formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -6,8 +6,7 @@ import argparse
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("demo", help="write demo COW and MOR tables (table version 6 or 9) "
-                                                "under PATH")
+    parser = subparsers.add_parser("demo")
     parser.add_argument("path", help="directory to create the demo tables in")
     parser.add_argument("--metadata-table", action="store_true",
                         help="give both tables a metadata table (files, column_stats, bloom_filters); "

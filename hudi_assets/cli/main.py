@@ -1,5 +1,5 @@
 """The `hudi-assets` command line: the parser, the arguments every table command shares and the exit
-codes; each subcommand is a module of its own beside this one (`COMMAND_MODULES`).
+codes; each subcommand is a module of its own beside this one (`COMMANDS`).
 
 Conventions follow Hudi's own utilities: `--hoodie-conf key=value` once per key, `--props FILE`;
 exit 2 for bad input or a refused table, 1 for a failure while working, 0 for success.
@@ -13,21 +13,34 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from hudi_assets.config import CLI_NAMES, WriteConfig, parse_overrides
-from hudi_assets.engine import DEFAULT_ENGINE, ENGINES, Engine, create_engine
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
-from hudi_assets.table import HoodieTable
-from hudi_assets.table_config import PROPERTIES_FILE
+
+if TYPE_CHECKING:
+    from hudi_assets.config import WriteConfig
+    from hudi_assets.engine import Engine
+    from hudi_assets.table import HoodieTable
 
 log = logging.getLogger("hudi_assets")
 
 # Commands that run a table service (refused on table versions without it: `TableConfig.check_service`).
 SERVICE_COMMANDS = ("clean", "archive", "rollback")
-# Modules that each register one more subcommand: `add_parser(subparsers)` sets `func=run(args)`.
-COMMAND_MODULES: list[str] = [f"hudi_assets.cli.{name}" for name in
-                               ("timeline", "demo", "clean", "archive", "rollback", "metadata",
-                                "savepoint", "repair", "status")]
+# Each subcommand and its line in `hudi-assets --help`. The module `hudi_assets.cli.<command>` adds its
+# arguments (`add_parser(subparsers)` sets `func=run(args)`) and is imported only when that command
+# runs: `--help` and every other command skip its imports.
+COMMANDS: dict[str, str] = {
+    "timeline": "show the active and archived timeline of a table",
+    "demo": "write demo COW and MOR tables (table version 6 or 9) under PATH",
+    "clean": "clean old file versions as Hudi 0.15's cleaner does",
+    "archive": "archive old instants of the active timeline (Hudi 0.15 rules; 1.x's on 1.x tables)",
+    "rollback": "roll back a failed (pending) write: delete its files, remove it from the timeline",
+    "metadata": "show a table's metadata table (read-only; table versions 6, 8, 9); compact, clean and "
+                "archive it (table version 6)",
+    "savepoint": "create, list or delete savepoints (versions the cleaner and archiver keep)",
+    "repair": "repair a table's storage",
+    "status": "what is due, what is blocked and why; backlog, file sizes, metadata table",
+}
 
 
 def parse_storage_options(pairs: Sequence[str]) -> dict[str, str]:
@@ -53,9 +66,11 @@ def add_table_arguments(parser: argparse.ArgumentParser, config: bool = False, e
         parser.add_argument("--hoodie-conf", action="append", default=[], metavar="KEY=VALUE",
                             help="a hoodie.* setting; repeat once per key (overrides --props)")
     if engine:
+        from hudi_assets.engine import DEFAULT_ENGINE, ENGINES
+
         parser.add_argument("--engine", choices=ENGINES, default=DEFAULT_ENGINE,
-                            help="where per-partition and per-file work runs (default: spark where "
-                                 "pyspark is installed, else local; here: %(default)s)")
+                            help="where per-partition and per-file work runs (default: auto, spark when "
+                                 "a Spark master or Spark Connect server is configured, else local)")
         parser.add_argument("--spark-master", metavar="URL",
                             help="Spark master (default: spark.master from config, else local[*])")
         parser.add_argument("--spark-remote", metavar="sc://HOST:PORT",
@@ -69,6 +84,10 @@ def add_table_arguments(parser: argparse.ArgumentParser, config: bool = False, e
 def open_table(args: argparse.Namespace) -> HoodieTable:
     """The table, with the command's `--props` and `--hoodie-conf` in its write config (where its lock
     provider is chosen); a table service the table's version does not have yet is refused here."""
+    from hudi_assets.config import CLI_NAMES, parse_overrides
+    from hudi_assets.table import HoodieTable
+    from hudi_assets.table_config import PROPERTIES_FILE
+
     table = HoodieTable(args.path, parse_storage_options(args.storage_option),
                         hoodie_conf=parse_overrides(getattr(args, "hoodie_conf", [])),
                         props_file=getattr(args, "props", None), conf_names=CLI_NAMES)
@@ -97,12 +116,17 @@ def check_settings(table: HoodieTable, strict: bool = False) -> None:
 
 
 def open_engine(args: argparse.Namespace, config: WriteConfig) -> Engine:
+    from hudi_assets.config import parse_overrides
+    from hudi_assets.engine import create_engine
+
     spark_conf = {k: v for k, v in config.props.items() if k.startswith("spark.")}
     spark_conf.update(parse_overrides(args.spark_conf))
     return create_engine(args.engine, args.spark_master, spark_conf, args.spark_remote)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser, with the arguments of the command `argv` runs; every other command is its name and
+    help line (enough to list it, or to name a bad choice)."""
     parser = argparse.ArgumentParser(
         prog="hudi-assets",
         description="Apache Hudi table maintenance (timeline, clean, archive) outside the JVM, exact to "
@@ -110,13 +134,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    for module in COMMAND_MODULES:
-        importlib.import_module(module).add_parser(sub)
+    # The top-level options take no value, so the command is the first argument not an option.
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    for name, line in COMMANDS.items():
+        if name == command:
+            importlib.import_module(f"hudi_assets.cli.{name}").add_parser(sub)
+        else:
+            sub.add_parser(name, help=line)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -28,9 +28,7 @@ from hudi_assets.metadata_services.services import SERVICES
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
-        "metadata", help="show a table's metadata table (read-only; table versions 6, 8, 9); compact, clean "
-                         "and archive it (table version 6)",
-        epilog=settings_epilog(METADATA_SERVICES_OPTIONS),
+        "metadata", epilog=settings_epilog(METADATA_SERVICES_OPTIONS),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_table_arguments(parser, config=True)
     parser.add_argument("--json", action="store_true", help="machine-readable output")

@@ -19,7 +19,7 @@ from hudi_assets.repair import OrphanFileRepair, OrphanFilesResult, parse_durati
 
 
 def add_parser(subparsers) -> None:
-    repair = subparsers.add_parser("repair", help="repair a table's storage")
+    repair = subparsers.add_parser("repair")
     kinds = repair.add_subparsers(dest="repair", required=True)
     parser = kinds.add_parser(
         "orphans", help="find the data files no commit owns; quarantine (default), delete or list them")

@@ -18,8 +18,7 @@ from hudi_assets.rollback.rollbacker import Rollbacker
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "rollback", help="roll back a failed (pending) write: delete its files, remove it from the timeline")
+    parser = subparsers.add_parser("rollback")
     add_table_arguments(parser, config=True)
     parser.add_argument("instant", nargs="?",
                         help="instant time of the pending commit/deltacommit/replacecommit")

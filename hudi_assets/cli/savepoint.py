@@ -19,8 +19,7 @@ from hudi_assets.savepoint.service import DEFAULT_COMMENT, DEFAULT_USER
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "savepoint", help="create, list or delete savepoints (versions the cleaner and archiver keep)")
+    parser = subparsers.add_parser("savepoint")
     actions = parser.add_subparsers(dest="action", required=True)
     create = actions.add_parser("create", help="savepoint a completed commit: keep its version readable")
     add_table_arguments(create, config=True)

@@ -17,8 +17,8 @@ WIDTH = 100
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
-        "status", help="what is due, what is blocked and why; backlog, file sizes, metadata table",
-        epilog=settings_epilog(STATUS_OPTIONS), formatter_class=argparse.RawDescriptionHelpFormatter)
+        "status", epilog=settings_epilog(STATUS_OPTIONS),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_table_arguments(parser, config=True)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)

@@ -11,7 +11,7 @@ from hudi_assets.cli.main import add_table_arguments, open_table
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("timeline", help="show the active and archived timeline of a table")
+    parser = subparsers.add_parser("timeline")
     add_table_arguments(parser)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--active-only", action="store_true", help="skip the archived timeline")

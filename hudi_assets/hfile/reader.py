@@ -36,8 +36,9 @@ Cell = tuple[bytes, bytes]
 class HFileReader:
     """An HFile's trailer, file info, meta blocks and (row key, value) entries.
 
-    Any structural problem raises `CorruptFileError` naming `name`; checksums of every block read
-    are verified unless `verify_checksums` is False.
+    Any structural problem raises `CorruptFileError` naming `name`; the checksums of every
+    uncompressed block read are verified unless `verify_checksums` is False (a GZ block carries
+    gzip's own CRC32: `read_block`).
     """
 
     def __init__(self, data: bytes, *, name: str = "<hfile>", verify_checksums: bool = True):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from hudi_assets.exceptions import CorruptFileError
 
@@ -23,9 +23,9 @@ PARTITION_LIST = 1
 FILE_LIST = 2
 
 
-@dataclass(frozen=True)
-class FileInfo:
-    """`HoodieMetadataFileInfo`: a size, or a tombstone saying the file was deleted."""
+class FileInfo(NamedTuple):
+    """`HoodieMetadataFileInfo`: a size, or a tombstone saying the file was deleted. A tuple of the
+    record's fields in schema order, so that a generated decoder makes it directly (`lookup`)."""
 
     size: int
     is_deleted: bool
@@ -42,10 +42,7 @@ class FilesRecord:
     @classmethod
     def from_avro(cls, key: str, record: Mapping[str, Any], path: str) -> FilesRecord:
         """Decode a `HoodieMetadataRecord` read from `path`; `key` is the HFile row it was stored under."""
-        kind = record.get("type")
-        if kind not in (PARTITION_LIST, FILE_LIST):
-            raise CorruptFileError(path, f"record {key!r} of the files partition has type {kind!r}, "
-                                         f"not {PARTITION_LIST} (partition list) or {FILE_LIST} (file list)")
+        kind = _kind(key, record, path)
         files = {}
         for name, info in (record.get("filesystemMetadata") or {}).items():
             try:
@@ -54,9 +51,22 @@ class FilesRecord:
                 raise CorruptFileError(path, f"record {key!r}: file {name!r} has no size/isDeleted") from exc
         return cls(key, kind, files)
 
+    @classmethod
+    def of_decoded(cls, key: str, record: Mapping[str, Any], path: str) -> FilesRecord:
+        """`from_avro` of a record whose file infos were decoded as `FileInfo` tuples already."""
+        return cls(key, _kind(key, record, path), record.get("filesystemMetadata") or {})
+
     def listed(self) -> dict[str, int]:
         """The names that are present (tombstones left out) with their sizes."""
         return {name: info.size for name, info in self.files.items() if not info.is_deleted}
+
+
+def _kind(key: str, record: Mapping[str, Any], path: str) -> int:
+    kind = record.get("type")
+    if kind not in (PARTITION_LIST, FILE_LIST):
+        raise CorruptFileError(path, f"record {key!r} of the files partition has type {kind!r}, "
+                                     f"not {PARTITION_LIST} (partition list) or {FILE_LIST} (file list)")
+    return kind
 
 
 def combine(previous: FilesRecord, newer: FilesRecord) -> FilesRecord:

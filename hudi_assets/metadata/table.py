@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from hudi_assets.exceptions import CorruptFileError, MetadataTableNotFoundError
-from hudi_assets.java_collections import java_hashmap_order
+from hudi_assets.java_collections import java_hashmap_order, java_hashmap_orders
 from hudi_assets.metadata.file_group import (
     BlockFilter,
     MetadataFileSlice,
@@ -129,12 +129,10 @@ class MetadataTable:
         share a bucket of its HashSet."""
         keys = {partition: partition or NON_PARTITIONED_NAME for partition in partitions}
         records = self._files_records(keys.values())
-        found = {}
-        for partition, key in keys.items():
-            record = records.get(key)
-            listed = record.listed() if record is not None else {}
-            found[partition] = {name: listed[name] for name in java_hashmap_order(listed)}
-        return found
+        listings = [records[key].listed() if key in records else {} for key in keys.values()]
+        orders = java_hashmap_orders(listings)
+        return {partition: {name: listed[name] for name in order}
+                for partition, listed, order in zip(keys, listings, orders, strict=True)}
 
     def latest_compaction(self) -> Instant | None:
         """The last completed compaction of the metadata table (a completed `commit`)."""

@@ -11,7 +11,6 @@ from pydantic import Field
 
 from hudi_assets.discovery import discover_tables
 from hudi_assets.engine import (
-    DEFAULT_ENGINE,
     Engine,
     LocalEngine,
     SparkEngine,
@@ -47,7 +46,7 @@ class HudiTableRegistry(dg.ConfigurableResource):
         description="Per-table hoodie.* settings by table key (the base path's last folder); these win.",
     )
     engine: str = Field(
-        default=DEFAULT_ENGINE,
+        default="spark",  # a deployment shares one Spark resource or warm server (`engine_for`)
         description="Where per-partition and per-file work runs: 'spark' (the spark resource) or 'local' "
                     "(a thread pool, for small tables).",
     )

@@ -94,6 +94,14 @@ def test_plans_from_the_metadata_table_equal_plans_from_listing(tmp_path, table_
     assert from_mdt == from_storage
 
 
+def test_batches_of_one_partition_each_plan_the_same(tmp_path):
+    """cleaner.parallelism=1: each partition a batch, the next read while this one is decided."""
+    _written(tmp_path, "COPY_ON_WRITE")
+    from_mdt, from_storage = _plans(tmp_path, {**POLICIES["commits"], "hoodie.cleaner.parallelism": "1"})
+    assert from_mdt == from_storage
+    assert len(from_mdt[3]) == len(PARTITIONS)
+
+
 def test_the_plan_reads_the_metadata_table_not_storage(tmp_path):
     _written(tmp_path, "COPY_ON_WRITE")
     gone = tmp_path / "p2" / base_file("ap2", COMMITS[1])

@@ -146,6 +146,26 @@ def test_unverified_read_skips_checksums_but_still_decodes():
     assert sum(1 for _ in HFileReader(bytes(data), verify_checksums=False).entries()) == 5000
 
 
+def _gz_20000() -> tuple[bytearray, int]:
+    """The GZ 20000-entry file and its first data block's data end (its CRC32C checksums follow)."""
+    data = bytearray(named("hudi_1_0_hbase_2_4_9_16KB_GZ_20000.hfile").path.read_bytes())
+    header = read_header(bytes(data), 0)
+    assert header.block_type == BlockType.DATA
+    return data, header.on_disk_data_size_with_header
+
+
+def test_gz_blocks_rely_on_gzip_crc_not_the_crc32c():
+    """A GZ body carries gzip's CRC32: damage to it is still a corrupt file; the pure-Python CRC32C
+    over it is not computed (a wrong stored CRC32C goes unnoticed, as in Hudi's own reader)."""
+    data, data_end = _gz_20000()
+    damaged = bytearray(data)
+    damaged[data_end - 6] ^= 0x01  # inside the gzip trailer's CRC32
+    with pytest.raises(CorruptFileError, match=r"^files/f1\.hfile: "):
+        list(HFileReader(bytes(damaged), name="files/f1.hfile").entries())
+    data[data_end] ^= 0x01  # only the stored CRC32C
+    assert sum(1 for _ in HFileReader(bytes(data)).entries()) == 20000
+
+
 def test_not_an_hfile():
     with pytest.raises(CorruptFileError, match=r"x\.hfile: .*too short"):
         HFileReader(b"PAR1", name="x.hfile")

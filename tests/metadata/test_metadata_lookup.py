@@ -4,6 +4,8 @@ files as storage, partition by partition."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from support.refdata import params_or_skip, table_zips, unzip_table
 
@@ -82,3 +84,15 @@ def test_tables_without_a_metadata_table_list_storage(name, tmp_path):
     base = unzip_table(name, tmp_path)
     storage = Storage(str(base))
     assert listing_metadata_table(storage, load_table_config(storage), enabled=True) is None
+
+
+@pytest.mark.parametrize("name", params_or_skip(WITH_MDT, "v8/v9 tables with a metadata table"))
+def test_the_generated_decoder_reads_java_written_records_as_fastavro_does(name, tmp_path):
+    metadata = MetadataTable(str(unzip_table(name, tmp_path)))
+    keyed = [file for opened in metadata._files_lookup._slices
+             for file in [opened.base, *opened.logs] if file is not None and not isinstance(file, frozenset)]
+    assert keyed and all(file.decode is not None for file in keyed)  # no silent fallback
+    for file in keyed:
+        for row, _ in file.reader.entries():
+            key = row.decode()
+            assert file.record(key) == replace(file, decode=None).record(key)
