@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -19,12 +20,18 @@ from support.refdata import table_zips, unzip_table
 from hudi_assets.avro import deserialize_metadata
 from hudi_assets.cli import main
 from hudi_assets.metadata import MetadataTable
-from hudi_assets.metadata.compaction import merged_records
+from hudi_assets.metadata.compaction import (
+    compaction_due,
+    compaction_plan,
+    execute_compaction,
+    merged_records,
+    schedule_compaction,
+)
 from hudi_assets.metadata.payloads import partition_files_record
 from hudi_assets.metadata.writer import MetadataTableWriter
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, Instant, State
-from hudi_assets.timeline.instant_time import new_instant_time
+from hudi_assets.timeline.instant_time import format_instant_time, new_instant_time, parse_instant_time
 
 COMPACT_AT_3 = ["--hoodie-conf", "hoodie.metadata.compact.max.delta.commits=3"]
 TABLES = {"v9_mor": "mor__avro__v9_txns_simple_meta", "v8_mor": "mor__avro__v8_trips_8i3u1d"}
@@ -193,3 +200,31 @@ def test_kill_9_during_a_v9_metadata_compaction_then_the_next_run_completes_it(u
     assert _merged_view(base) == view
     assert _rows(base) == rows
     assert main(["metadata", str(base), "--validate"]) == 0, capsys.readouterr()
+
+
+def test_a_pending_data_instant_puts_the_1x_compaction_just_before_it(unzipped, tmp_path):
+    """Hudi 1.x's `compactIfNecessary`: a data instant pending whose metadata deltacommit completed
+    does not block the compaction (as on version 6) but sets its time 1 ms before that instant; the
+    plan leaves out its log files (completed after the compaction's time), so they stay in the latest
+    slice, still ignored by readers until the data instant completes (or is rolled back)."""
+    base = _copy(unzipped, "v9_mor", tmp_path)
+    data_timeline = base / ".hoodie/timeline"
+    [last] = sorted(data_timeline.glob("*_*.deltacommit"))[-1:]
+    pending = last.name.split("_")[0]
+    last.unlink()  # the data instant is inflight again; its metadata deltacommit stays completed
+    metadata = MetadataTable(str(base))
+    assert pending in metadata.timeline.filter_completed().timestamps
+    instant_time = compaction_due(metadata, 3)
+    assert instant_time == format_instant_time(parse_instant_time(pending) - timedelta(milliseconds=1))
+    planned = {name for op in compaction_plan(metadata, instant_time)["operations"]
+               for name in op["deltaFilePaths"]}
+    assert planned and not [n for n in planned if f"_{pending}.log." in n]
+    listing = metadata.files_listing.partitions
+    schedule_compaction(metadata, instant_time)
+    execute_compaction(MetadataTable(str(base)), instant_time)
+    after = MetadataTable(str(base))
+    assert after.files_listing.partitions == listing
+    kept = [f for p in after.partitions for s in after.file_slices(p) for f in s.log_files
+            if s.base_file is not None and s.base_file.instant == instant_time]
+    assert any(f.instant == pending for f in kept)
+    assert all(after.timeline.completion_times[f.instant] > instant_time for f in kept)
