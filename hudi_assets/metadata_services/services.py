@@ -1,15 +1,16 @@
 """`MetadataServices`: the metadata table's compaction, clean and archive run without a data write,
 in the order Hudi 0.15's writer runs them after a data commit (`performTableServices`): a pending
-compaction is finished, then the clean, the compaction and the archive.
+compaction is finished, then the clean, the compaction and the archive. Hudi 1.x's writer (table
+versions 8/9) runs them in the same order, at fresh instant times (`metadata.compaction`).
 
-Who else may be compacting: a Java writer runs the same services inline after its commits, under
-the same instant names. They run here only under a Hudi lock provider shared with the writers
-(`hoodie.write.lock.provider`, held on the data table for the whole run, as a writer holds it while
-it writes the metadata table), or when the caller states that the writers are stopped
-(`no_active_writer`) and the timeline agrees: no pending data instant and no write (commit,
-deltacommit, replacecommit) completed in the last hour. Our own rollbacks and cleans do not count,
-nor, under LAZY, the failed writes (expired heartbeat) that `--run-services` rolls back first.
-Otherwise `ActiveWriterError` (exit 2), before anything is written.
+Who else may be compacting: a Java writer runs the same services inline after its commits, under the
+same instant names (on 8/9, times of its own clock). They run here only under a Hudi lock provider
+shared with the writers (`hoodie.write.lock.provider`, held on the data table for the whole run, as
+a writer holds it while it writes the metadata table), or when the caller states that the writers
+are stopped (`no_active_writer`) and the timeline agrees: no pending data instant and no write
+(commit, deltacommit, replacecommit) completed in the last hour. Our own rollbacks and cleans do not
+count, nor, under LAZY, the failed writes (expired heartbeat) that `--run-services` rolls back
+first. Otherwise `ActiveWriterError` (exit 2), before anything is written.
 """
 
 from __future__ import annotations
