@@ -296,6 +296,7 @@ class BaseInstantSlicing:
 
 
 _LOG_ORDER = operator.attrgetter("base_instant", "version", "write_token")
+_MDT_INIT_PREFIX = "00000000000000"  # HoodieTableMetadata.SOLO_COMMIT_TIMESTAMP: MDT initialization instants
 
 
 def _add_log(group: FileGroup, instant: str, log: LogFile) -> None:
@@ -397,8 +398,10 @@ class CompletionTimeSlicing:
     @staticmethod
     def _check_naming(partition: str, group: FileGroup, logs: list[LogFile]) -> None:
         """Refuse a file group holding logs named by a base instant (table version 6's naming) beside
-        logs named by their deltacommit: what an upgrade to version 8 that stopped half way leaves."""
-        bases = {i for i, s in group.slices.items() if s.base_file}
+        logs named by their deltacommit: what an upgrade to version 8 that stopped half way leaves.
+        A 1.x metadata table's initialization writes a base file and a log of one instant (`0...0N`,
+        observed on the Java-written v8/v9 tables): that log is named by its deltacommit."""
+        bases = {i for i, s in group.slices.items() if s.base_file and not i.startswith(_MDT_INIT_PREFIX)}
         old = [log.name for log in logs if log.base_instant in bases]
         if old and len(old) != len(logs):
             new = next(log.name for log in logs if log.base_instant not in bases)

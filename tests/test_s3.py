@@ -6,7 +6,7 @@ import pyarrow.fs as pafs
 import pytest
 from support.s3_server import moto_s3, upload_tree
 
-from hudi_assets.exceptions import PathOutsideTableError, StorageError, UnsupportedTableError
+from hudi_assets.exceptions import PathOutsideTableError, StorageError
 from hudi_assets.fsview import FileSystemView
 from hudi_assets.storage import Storage
 from hudi_assets.storage_options import s3_batch_client
@@ -63,15 +63,15 @@ def test_real_table_timeline_on_s3_matches_local(s3, real_tables):
     ]
 
 
-def test_v8_table_on_s3_reads_its_timeline_plans_its_clean_and_refuses_archive(s3, real_tables):
+def test_v8_table_on_s3_reads_its_timeline_plans_its_clean_and_its_archive(s3, real_tables):
     if V8_TABLE not in real_tables:
         pytest.skip("../shared is absent")
     uri = upload_tree(s3, real_tables[V8_TABLE], "tables", V8_TABLE)
     table = HoodieTable(uri, s3)
     local = HoodieTable(str(real_tables[V8_TABLE]))
     assert table.active_timeline.completion_times == local.active_timeline.completion_times
-    with pytest.raises(UnsupportedTableError, match="archive of table version 8"):
-        table.maintenance.archive(dry_run=True)
+    remote_archive = table.maintenance.archive(dry_run=True).selection
+    assert remote_archive == local.maintenance.archive(dry_run=True).selection
     conf = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": 1}
     remote = HoodieTable(uri, s3, hoodie_conf=conf).maintenance.clean(dry_run=True).plan
     here = HoodieTable(str(real_tables[V8_TABLE]), hoodie_conf=conf).maintenance.clean(dry_run=True).plan

@@ -48,6 +48,7 @@ from hudi_assets.transaction import HeldLock, table_lock
 log = logging.getLogger(__name__)
 
 METADATA_CLEAN_SUFFIX = "002"  # HoodieTableMetadataUtil.OperationSuffix.CLEAN
+SUFFIXED_METADATA_CLEAN_VERSIONS = frozenset({5, 6})  # Hudi 0.x's metadata tables; 1.x's take new times
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,12 +243,13 @@ class Cleaner:
 
     # ----------------------------------------------------------------------------- requesting
     def _next_requested(self) -> Instant:
-        """Where a new plan is requested: at a new instant time; on a metadata table at the time its
-        writer cleans at, the latest deltacommit's + `002` (`HoodieTableMetadataUtil.createCleanTimestamp`,
-        called by the metadata writer's `cleanIfNecessary`)."""
+        """Where a new plan is requested: at a new instant time; on a version-6 metadata table at the
+        time its writer cleans at, the latest deltacommit's + `002` (`HoodieTableMetadataUtil
+        .createCleanTimestamp`, called by the metadata writer's `cleanIfNecessary`). Hudi 1.x cleans a
+        version 8/9 metadata table at a new instant time (`writeClient.clean()`)."""
         table = self.table
         timeline = table.reload_timeline()
-        if table.is_metadata_table:
+        if table.is_metadata_table and table.config.table_version in SUFFIXED_METADATA_CLEAN_VERSIONS:
             latest = timeline.filter_completed().filter_actions({DELTA_COMMIT}).last()
             if latest is None:
                 raise HudiAssetsError(f"{table.base_path}: no completed deltacommit to clean after")

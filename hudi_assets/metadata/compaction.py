@@ -16,6 +16,17 @@ completion, are not written. A compaction left inflight by a crash is rolled bac
 (its base files deleted by a rollback instant) and executed again under the same time
 (`complete_pending_compaction`), as `runAnyPendingCompactions` does. Log compaction is off by default
 in 0.15 (`hoodie.metadata.log.compaction.enable` false) and not done here.
+
+Table versions 8 and 9 (Hudi 1.x's `HoodieBackedTableMetadataWriter.compactIfNecessary`, read at
+apache/hudi 009a1bc5; `HoodieBackedTableMetadataWriterTableVersionSix` keeps the rules above for
+version 6): the compaction takes a fresh instant time, or, when a data instant is pending whose
+metadata deltacommit completed, that instant's time minus 1 ms (so its rollback stays possible);
+no pending data instant blocks it. It is due once `max.delta.commits` deltacommits completed after
+the last compaction (`getCompletedDeltaCommitsSinceLatestCompaction`; by completion time after the
+compaction's requested time, as file slices go by completion time). The plan leaves out log files
+whose deltacommit did not complete before the compaction's time (`generateCompactionPlan`): they
+belong to the new slice. States in layout 2: `T.compaction.requested` (the plan), an empty
+`T.compaction.inflight`, `T_<completion>.commit` (Avro commit metadata).
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ import io
 import logging
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 import fastavro
@@ -53,7 +65,7 @@ from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, ROLLBACK, Instant, State
-from hudi_assets.timeline.instant_time import new_instant_time
+from hudi_assets.timeline.instant_time import format_instant_time, new_instant_time, parse_instant_time
 from hudi_assets.timeline.timeline import ActiveTimeline
 
 log = logging.getLogger(__name__)
@@ -61,6 +73,8 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_DELTA_COMMITS = 10  # hoodie.metadata.compact.max.delta.commits
 COMPACTION_SUFFIX = "001"  # HoodieTableMetadataUtil.OperationSuffix.COMPACTION
 COLUMN_STATS = 3  # HoodieMetadataPayload.METADATA_TYPE_COLUMN_STATS
+PARTITION_STATS = 6  # Hudi 1.x: merged as column stats are
+SECONDARY_INDEX = 7  # Hudi 1.x: a record flagged deleted is dropped on write, as a delete is
 _SCHEMA_KEY = b"schema"
 _MIN_RECORD_KEY = b"minRecordKey"
 _MAX_RECORD_KEY = b"maxRecordKey"
@@ -68,11 +82,45 @@ _BLOOM_TYPE_KEY = b"bloomFilterTypeCode"
 _BLOOM_META_BLOCK = b"bloomFilter"
 _MB = 1024 * 1024
 _MAX_PARQUET_FILE_SIZE = 120 * _MB  # hoodie.parquet.max.file.size: the write estimate of a slice without base
+# Table versions whose metadata compactions take a fresh instant time (Hudi 1.x), not `<t>001`.
+FRESH_COMPACTION_TIME_VERSIONS = frozenset({8, 9})
 
 
 def compaction_instant_time(latest_deltacommit: str) -> str:
-    """`HoodieTableMetadataUtil.createCompactionTimestamp`."""
+    """`HoodieTableMetadataUtil.createCompactionTimestamp` (table version 6)."""
     return latest_deltacommit + COMPACTION_SUFFIX
+
+
+def takes_fresh_time(metadata: MetadataTable) -> bool:
+    """Whether the metadata table's services name their instants by fresh times (Hudi 1.x)."""
+    return metadata.config.table_version in FRESH_COMPACTION_TIME_VERSIONS
+
+
+def fresh_compaction_time(metadata: MetadataTable, now: datetime | None = None) -> str:
+    """The 1.x compaction time: the first pending data instant whose metadata deltacommit completed,
+    minus 1 ms; else a new instant time after every time on the metadata timeline."""
+    completed = set(metadata.timeline.filter_completed().timestamps)
+    pending = next((i for i in metadata.data_timeline.filter_pending() if i.timestamp in completed), None)
+    if pending is not None:
+        parsed = parse_instant_time(pending.timestamp[:17])
+        if parsed is not None:
+            return format_instant_time(parsed - timedelta(milliseconds=1))
+    timeline = metadata.timeline
+    return new_instant_time([*timeline.timestamps, *timeline.completion_times.values()],
+                            metadata.config.timeline_timezone, now)
+
+
+def deltacommits_since_compaction(metadata: MetadataTable) -> list[Instant]:
+    """The deltacommits that count toward the next compaction: on version 6 any state after the
+    last completed compaction's time; on 8/9 completed ones whose completion time is after it."""
+    timeline = metadata.timeline
+    last = metadata.latest_compaction()
+    if not takes_fresh_time(metadata):
+        return [i for i in timeline.filter_actions({DELTA_COMMIT})
+                if last is None or i.timestamp > last.timestamp]
+    finished = timeline.completion_times
+    return [i for i in timeline.filter_completed().filter_actions({DELTA_COMMIT})
+            if last is None or finished.get(i.timestamp, i.timestamp) > last.timestamp]
 
 
 def compaction_metrics(base_size: int | None, log_sizes: list[int]) -> dict[str, float]:
@@ -87,27 +135,31 @@ def compaction_metrics(base_size: int | None, log_sizes: list[int]) -> dict[str,
     })
 
 
-def compaction_due(metadata: MetadataTable, max_delta_commits: int = DEFAULT_MAX_DELTA_COMMITS) -> str | None:
+def compaction_due(metadata: MetadataTable, max_delta_commits: int = DEFAULT_MAX_DELTA_COMMITS,
+                   now: datetime | None = None) -> str | None:
     """The instant time of the compaction the writer runs now, or None when it runs none.
 
-    `validateTimelineBeforeSchedulingCompaction` and the NUM_COMMITS trigger: deltacommits (any
-    state) after the last completed compaction, or all of them before the first one.
+    The NUM_COMMITS trigger over `deltacommits_since_compaction`; on version 6 also
+    `validateTimelineBeforeSchedulingCompaction` (no data instant pending at or before the latest
+    deltacommit) and the `<t>001` time; on 8/9 `fresh_compaction_time` (as of `now`), which must
+    sort after the last compaction.
     """
     timeline = metadata.timeline
     latest = timeline.filter_completed().filter_actions({DELTA_COMMIT}).last()
-    if latest is None:
+    if latest is None or timeline.filter_actions({COMPACTION}).filter_pending():
         return None
-    if any(i.timestamp <= latest.timestamp for i in metadata.data_timeline.filter_pending()):
+    if len(deltacommits_since_compaction(metadata)) < max_delta_commits:
         return None
-    if timeline.filter_actions({COMPACTION}).filter_pending():
+    if takes_fresh_time(metadata):
+        instant_time = fresh_compaction_time(metadata, now)
+        last = metadata.latest_compaction()
+        if last is not None and instant_time <= last.timestamp:
+            return None
+    elif any(i.timestamp <= latest.timestamp for i in metadata.data_timeline.filter_pending()):
         return None
-    instant_time = compaction_instant_time(latest.timestamp)
-    if instant_time in timeline.filter_completed().timestamps:
-        return None
-    last_compaction = metadata.latest_compaction()
-    deltacommits = [i for i in timeline.filter_actions({DELTA_COMMIT})
-                    if last_compaction is None or i.timestamp > last_compaction.timestamp]
-    return instant_time if len(deltacommits) >= max_delta_commits else None
+    else:
+        instant_time = compaction_instant_time(latest.timestamp)
+    return None if instant_time in timeline.filter_completed().timestamps else instant_time
 
 
 # ------------------------------------------------------------------------------ merging records
@@ -121,7 +173,7 @@ def merge_payloads(older: dict[str, Any], newer: dict[str, Any]) -> dict[str, An
         files = {name: {"size": info.size, "isDeleted": info.is_deleted}
                  for name, info in merged.files.items()}
         return {**newer, "filesystemMetadata": files}
-    if kind == COLUMN_STATS:
+    if kind in (COLUMN_STATS, PARTITION_STATS):
         return {**newer, "ColumnStatsMetadata": _merge_column_stats(older["ColumnStatsMetadata"],
                                                                     newer["ColumnStatsMetadata"])}
     return newer  # bloom filters and record index: the newer record wins
@@ -191,7 +243,14 @@ def merged_records(storage: Storage, file_slice: MetadataFileSlice,
             record = _decode(schema_text, value, path)
             previous = records.get(key)
             records[key] = record if previous is None else merge_payloads(previous, record)
-    return {key: record for key, record in sorted(records.items()) if record is not None}, schema_text
+    return {key: record for key, record in sorted(records.items())
+            if record is not None and not _deleted_secondary_key(record)}, schema_text
+
+
+def _deleted_secondary_key(record: dict[str, Any]) -> bool:
+    """A secondary-index record flagged deleted, which Hudi 1.x's payload writes as no record."""
+    return record.get("type") == SECONDARY_INDEX and bool((record.get("SecondaryIndexMetadata") or {})
+                                                          .get("isDeleted"))
 
 
 def base_file_bytes(records: dict[str, dict[str, Any]], schema_text: str, file_name: str) -> bytes:
@@ -226,21 +285,34 @@ def plan_entry(file_slice: MetadataFileSlice) -> dict[str, Any]:
     }
 
 
-def compaction_plan(metadata: MetadataTable) -> dict[str, Any]:
-    """The `HoodieCompactionPlan` of every file slice with log files (UnBoundedCompactionStrategy, which
-    0.15's metadata write config sets, keeps the operations in the order they are generated: metadata
-    partition, then file group)."""
-    operations = [plan_entry(s) for partition in metadata.partitions
-                  for s in metadata.file_slices(partition) if s.log_files]
-    return {"operations": operations, "extraMetadata": None, "version": 2, "strategy": None,
-            "preserveHoodieMetadata": False}
+def compaction_plan(metadata: MetadataTable, instant_time: str) -> dict[str, Any]:
+    """The `HoodieCompactionPlan` of compaction `instant_time` over every file slice with log files
+    (UnBoundedCompactionStrategy, which the metadata write config sets, keeps the operations in the
+    order they are generated: metadata partition, then file group). On 8/9 a slice's log files are
+    those of deltacommits completed before `instant_time` (an extra metadata map, empty, as 1.x)."""
+    slices = [s for partition in metadata.partitions for s in metadata.file_slices(partition)]
+    if takes_fresh_time(metadata):
+        slices = [_completed_before(metadata, s, instant_time) for s in slices]
+    operations = [plan_entry(s) for s in slices if s.log_files]
+    return {"operations": operations, "extraMetadata": {} if takes_fresh_time(metadata) else None,
+            "version": 2, "strategy": None, "preserveHoodieMetadata": False}
+
+
+def _completed_before(metadata: MetadataTable, file_slice: MetadataFileSlice,
+                      instant_time: str) -> MetadataFileSlice:
+    """The slice with only the log files whose deltacommit completed before `instant_time` (one
+    archived, before the timeline starts, counts as completed)."""
+    committed, finished = metadata.block_filter.is_committed, metadata.timeline.completion_times
+    logs = [f for f in file_slice.log_files
+            if committed(f.instant) and finished.get(f.instant, f.instant) < instant_time]
+    return MetadataFileSlice(file_slice.partition, file_slice.file_id, file_slice.base_file, logs)
 
 
 def schedule_compaction(metadata: MetadataTable, instant_time: str) -> Instant:
     """Write `<instant_time>.compaction.requested` (the plan); returns the requested instant."""
     requested = Instant(instant_time, COMPACTION, State.REQUESTED)
     _create(metadata.storage, metadata.timeline.state_file_path(requested),
-            serialize_metadata("HoodieCompactionPlan", compaction_plan(metadata)))
+            serialize_metadata("HoodieCompactionPlan", compaction_plan(metadata, instant_time)))
     return requested
 
 
@@ -307,8 +379,9 @@ def execute_compaction(metadata: MetadataTable, instant_time: str,
         listener.reached(Step.COMPACTION_BASE_FILE_WRITTEN, task + 1)
     commit = CommitMetadata(in_java_hashmap_order(stats), compacted=True,
                             extra_metadata={"schema": schema} if schema else {}, operation_type="COMPACT")
-    completed = Instant(instant_time, COMPACTION, State.COMPLETED)
-    _create(storage, timeline.state_file_path(completed), timeline.commit_metadata_serde.serialize(commit))
+    completed = Instant(instant_time, COMPACTION, State.COMPLETED)  # layout 2 names its completion
+    metadata_bytes = timeline.commit_metadata_serde.serialize(commit)
+    _create(storage, timeline.new_state_file_path(completed), metadata_bytes)
     listener.reached(Step.COMPACTION_COMPLETED)
     listener.finished(ServiceRun(COMPACTION, instant_time, int((time.monotonic() - started) * 1000),
                                  metadata_table=True, commit=commit))

@@ -1,15 +1,16 @@
 """`MetadataServices`: the metadata table's compaction, clean and archive run without a data write,
 in the order Hudi 0.15's writer runs them after a data commit (`performTableServices`): a pending
-compaction is finished, then the clean, the compaction and the archive.
+compaction is finished, then the clean, the compaction and the archive. Hudi 1.x's writer (table
+versions 8/9) runs them in the same order, at fresh instant times (`metadata.compaction`).
 
-Who else may be compacting: a Java writer runs the same services inline after its commits, under
-the same instant names. They run here only under a Hudi lock provider shared with the writers
-(`hoodie.write.lock.provider`, held on the data table for the whole run, as a writer holds it while
-it writes the metadata table), or when the caller states that the writers are stopped
-(`no_active_writer`) and the timeline agrees: no pending data instant and no write (commit,
-deltacommit, replacecommit) completed in the last hour. Our own rollbacks and cleans do not count,
-nor, under LAZY, the failed writes (expired heartbeat) that `--run-services` rolls back first.
-Otherwise `ActiveWriterError` (exit 2), before anything is written.
+Who else may be compacting: a Java writer runs the same services inline after its commits, under the
+same instant names (on 8/9, times of its own clock). They run here only under a Hudi lock provider
+shared with the writers (`hoodie.write.lock.provider`, held on the data table for the whole run, as
+a writer holds it while it writes the metadata table), or when the caller states that the writers
+are stopped (`no_active_writer`) and the timeline agrees: no pending data instant and no write
+(commit, deltacommit, replacecommit) completed in the last hour. Our own rollbacks and cleans do not
+count, nor, under LAZY, the failed writes (expired heartbeat) that `--run-services` rolls back
+first. Otherwise `ActiveWriterError` (exit 2), before anything is written.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ log = logging.getLogger(__name__)
 
 QUIET_PERIOD_MS = 3_600_000  # no completed data instant this recent under `no_active_writer`
 SERVICES = ("compaction", "clean", "archive")
+WRITTEN_METADATA_VERSIONS = (6, 8, 9)  # 8/9: Hudi 1.x's instant naming (see metadata.compaction)
 
 
 class ActiveWriterError(HudiInputError):
@@ -102,7 +104,7 @@ def check_no_other_writer(data_table: HoodieTable, no_active_writer: bool, clock
 
 
 class MetadataServices:
-    """The metadata table services of one data table (table version 6 metadata tables), built like
+    """The metadata table services of one data table (table versions 6, 8 and 9), built like
     the other services: `(table, engine, clock, listener)` held for the whole run."""
 
     def __init__(self, table: HoodieTable, engine: Engine | None = None, clock: Clock = wall_clock,
@@ -152,9 +154,10 @@ class MetadataServices:
 
     def _refuse_unsupported(self) -> None:
         mdt = self.metadata_table
-        if mdt.config.table_version != 6:
+        if mdt.config.table_version not in WRITTEN_METADATA_VERSIONS:
             raise UnsupportedTableError(f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version "
-                                        f"{mdt.config.table_version}; only version 6 is written")
+                                        f"{mdt.config.table_version}; only versions "
+                                        f"{', '.join(map(str, WRITTEN_METADATA_VERSIONS))} are written")
 
     def _finish_pending_compaction(self, result: ServicesResult) -> None:
         metadata = MetadataTable(self.table.storage)
@@ -167,7 +170,7 @@ class MetadataServices:
     def _compact(self, result: ServicesResult) -> None:
         metadata = MetadataTable(self.table.storage)
         max_delta_commits = self.table.write_config.get(opt.METADATA_COMPACT_MAX_DELTA_COMMITS)
-        instant_time = compaction_due(metadata, max_delta_commits)
+        instant_time = compaction_due(metadata, max_delta_commits, self.clock())
         if instant_time is None:
             return
         schedule_compaction(metadata, instant_time)

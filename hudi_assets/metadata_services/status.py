@@ -7,7 +7,8 @@ deltacommit + `002`) unless fewer than 3 instants completed since the last compa
 readers that opened its log files); the compaction (latest deltacommit + `001`) once
 `hoodie.metadata.compact.max.delta.commits` deltacommits have piled up and no data instant at or
 before the latest deltacommit is pending; then the archive, fenced by the data table's earliest
-commit or pending instant.
+commit or pending instant. Hudi 1.x (table versions 8/9) cleans and compacts at fresh instant times,
+the compaction unblocked by pending data instants (`metadata.compaction`).
 """
 
 from __future__ import annotations
@@ -19,11 +20,18 @@ from typing import Any
 from hudi_assets import config_options as opt
 from hudi_assets.archive import HoodieTimelineArchiver
 from hudi_assets.clean import Cleaner
-from hudi_assets.clean.cleaner import METADATA_CLEAN_SUFFIX
+from hudi_assets.clean.cleaner import METADATA_CLEAN_SUFFIX, SUFFIXED_METADATA_CLEAN_VERSIONS
 from hudi_assets.clean.plan import CleanerPlan
 from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired, last_heartbeat_ms
-from hudi_assets.metadata.compaction import compaction_due, compaction_instant_time, pending_compaction
+from hudi_assets.metadata.compaction import (
+    compaction_due,
+    compaction_instant_time,
+    deltacommits_since_compaction,
+    fresh_compaction_time,
+    pending_compaction,
+    takes_fresh_time,
+)
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata_services.write_config import metadata_table
 from hudi_assets.table import HoodieTable
@@ -98,8 +106,7 @@ def services_status(data_table: HoodieTable, now_ms: int | None = None,
     mdt = mdt or metadata_table(data_table)
     max_delta = data_table.write_config.get(opt.METADATA_COMPACT_MAX_DELTA_COMMITS)
     latest = metadata.latest_compaction()
-    since = [i for i in metadata.timeline.filter_actions({DELTA_COMMIT})
-             if latest is None or i.timestamp > latest.timestamp]
+    since = deltacommits_since_compaction(metadata)
     groups = [FileGroupLogs(p, s.file_id, len(s.log_files), sum(f.size for f in s.log_files),
                             s.base_file.name if s.base_file else None)
               for p in metadata.partitions for s in metadata.file_slices(p)]
@@ -122,8 +129,11 @@ def compaction_status(data_table: HoodieTable, metadata: MetadataTable, since: i
     latest = metadata.timeline.filter_completed().filter_actions({DELTA_COMMIT}).last()
     if latest is None:
         return ServiceStatus(False, detail="the metadata table has no completed deltacommit")
-    instant = compaction_instant_time(latest.timestamp)
     detail = f"{since} deltacommits since the last compaction (due at {max_delta})"
+    if takes_fresh_time(metadata):  # Hudi 1.x: no pending data instant blocks it
+        instant = fresh_compaction_time(metadata)
+        return ServiceStatus(compaction_due(metadata, max_delta) is not None, instant, [], detail)
+    instant = compaction_instant_time(latest.timestamp)
     blockers = [_data_blocker(data_table, i, now_ms) for i in metadata.data_timeline.filter_pending()
                 if i.timestamp <= latest.timestamp]
     if instant in metadata.timeline.filter_completed().timestamps:
@@ -162,7 +172,8 @@ def clean_decision(cleaner: Cleaner) -> tuple[ServiceStatus, CleanerPlan | None]
     timeline = cleaner.table.active_timeline
     completed = timeline.filter_completed()
     latest = completed.filter_actions({DELTA_COMMIT}).last()
-    instant = latest.timestamp + METADATA_CLEAN_SUFFIX if latest else None
+    suffixed = cleaner.table.config.table_version in SUFFIXED_METADATA_CLEAN_VERSIONS
+    instant = latest.timestamp + METADATA_CLEAN_SUFFIX if latest and suffixed else None  # 1.x: a new time
     if pending:
         return ServiceStatus(True, pending[0].instant.timestamp,
                              detail=f"pending clean {pending[0].instant.timestamp} is completed first"), None

@@ -304,7 +304,7 @@ def test_lazy_failed_writes_policy_cleans_a_1x_table_with_no_failed_write(unzipp
 @pytest.mark.dagster
 def test_the_dagster_graph_cleans_and_archives_a_v9_table(unzipped, tmp_path):
     """The Dagster face runs the whole graph on a 1.x table with nothing new to configure: the clean
-    deletes, the archive steps run on the LSM history; only the metadata-table services refuse."""
+    deletes, the archive steps run on the LSM history, the metadata-table services run; none refuses."""
     import dagster as dg
 
     from hudi_assets.orchestration.definitions import build_definitions
@@ -326,9 +326,7 @@ def test_the_dagster_graph_cleans_and_archives_a_v9_table(unzipped, tmp_path):
     assert result.success and not result.get_failed_step_keys()
     materialized = {e.step_materialization_data.materialization.asset_key.path[-1]
                     for e in result.get_asset_materialization_events()}
-    assert {"clean_result", "archive_batch", "merged_archive_files"} <= materialized
+    assert {"clean_result", "archive_batch", "merged_archive_files", "metadata_services"} <= materialized
     assert len(data_before - _data_files(base)) > 0
-    refusals = [m for m in logs if "refused" in m or "not supported" in m]
-    # Only the metadata-table services, not built for 1.x metadata tables yet (issue 25 item 5).
-    assert refusals and all("metadata table services of table version 9" in m for m in refusals)
+    assert not [m for m in logs if "refused" in m or "not supported" in m]
     assert main(["metadata", str(base), "--validate"]) == 0

@@ -41,7 +41,8 @@ def test_timeline_folder_and_versions():
     assert timeline_layout(v6).paths.timeline_path(v6) == ".hoodie"
     v9.check_supported("props")
     v9.check_service("clean", "props")
-    with pytest.raises(UnsupportedTableError, match="archive of table version 9"):
-        v9.check_service("archive", "props")
+    v9.check_service("metadata table services", "props")
+    with pytest.raises(UnsupportedTableError, match="savepoint of table version 9"):
+        v9.check_service("savepoint", "props")
     with pytest.raises(UnsupportedTableError, match="table version 7 is not supported"):
         TableConfig({"hoodie.table.version": "7"}).check_supported("props")
