@@ -26,7 +26,7 @@ LAYERS: dict[str, frozenset[str]] = {
     # One table: where it lives, its settings, its timeline and file-system view, how work is spread.
     "core": frozenset({"storage", "storage_options", "config", "config_options", "findings", "table_config",
                        "timeline", "fsview", "table", "table_paths", "engine", "discovery", "heartbeat",
-                       "listener", "spark_connect", "metrics"}),
+                       "listener", "spark_connect", "metrics", "ownership"}),
     # What changes a table: Hudi's table services and what they share.
     "services": frozenset({"transaction", "discard", "retention", "rollback", "metadata", "clean",
                            "archive", "savepoint", "repair", "metadata_services", "status"}),

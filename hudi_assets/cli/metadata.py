@@ -4,10 +4,12 @@
 Without an action, read-only: the metadata partitions with the latest merged file slice of each file
 group, the latest metadata compaction and the deltacommits since, and per data partition what the
 `files` partition lists. `--validate` compares that listing with storage: exit 0 consistent, 1 drift
-(each difference named), 2 bad input or no metadata table. `--services` says for each of the metadata
-table's services whether it is due and what blocks it; `--compact`, `--clean`, `--archive` run one,
-`--run-services` all three in Hudi's order (each with `--dry-run`; table version 6 metadata tables),
-only under a lock provider shared with the writers or with `--no-active-writer`.
+(each difference named), 2 bad input or no metadata table; orphans (data files no completed write
+lists, which the metadata table rightly leaves out) are named too, and are no drift. `--services`
+says for each of the metadata table's services whether it is due and what blocks it; `--compact`,
+`--clean`, `--archive` run one, `--run-services` all three in Hudi's order (each with `--dry-run`;
+table version 6 metadata tables), only under a lock provider shared with the writers or with
+`--no-active-writer`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from hudi_assets.cli.metadata_services import run_services
 from hudi_assets.config_options import METADATA_SERVICES_OPTIONS, settings_epilog
 from hudi_assets.metadata.file_group import DataFile, MetadataFileSlice
 from hudi_assets.metadata.table import MetadataTable
-from hudi_assets.metadata.validate import validate_files
+from hudi_assets.metadata.validate import validate
 from hudi_assets.metadata_services.services import SERVICES
 
 
@@ -115,17 +117,21 @@ def _print_view(view: dict[str, Any]) -> None:
 
 
 def _report_validation(metadata: MetadataTable, as_json: bool) -> int:
-    differences = validate_files(metadata)
+    validation = validate(metadata)
+    differences = validation.differences
     listed = metadata.files_listing.total_files
     if as_json:
         json.dump({"base_path": metadata.data_storage.base_uri, "files_listed": listed,
                    "consistent": not differences,
-                   "differences": [{"partition": d.partition, "file": d.file, "problem": d.problem}
-                                   for d in differences]}, sys.stdout, indent=2)
+                   **{key: [{"partition": d.partition, "file": d.file, "problem": d.problem} for d in found]
+                      for key, found in (("differences", differences), ("orphans", validation.orphans))}},
+                  sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         for difference in differences:
             print(f"drift: {difference}")
+        for orphan in validation.orphans:
+            print(f"orphan: {orphan}")
         verdict = f"{len(differences)} differences" if differences else "consistent"
         print(f"{listed} files listed by the metadata table of {metadata.data_storage.base_uri}: {verdict}")
     return 1 if differences else 0

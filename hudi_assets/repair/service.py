@@ -18,15 +18,9 @@ from hudi_assets.exceptions import DeleteFailedError, HudiInputError
 from hudi_assets.fsview import is_checksum_file
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired
 from hudi_assets.listener import QUIET, Listener, Step
+from hudi_assets.ownership import Ownership, load_ownership
 from hudi_assets.repair.config import OrphanConfig
-from hudi_assets.repair.detection import (
-    Ownership,
-    changed_since,
-    list_data_files,
-    load_ownership,
-    load_protection,
-    path_problem,
-)
+from hudi_assets.repair.detection import changed_since, list_data_files, load_protection, path_problem
 from hudi_assets.repair.quarantine import (
     MANIFEST,
     MOVED,

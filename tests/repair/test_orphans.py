@@ -17,8 +17,9 @@ from hudi_assets.clean.config import CleanConfig
 from hudi_assets.engine import LocalEngine
 from hudi_assets.exceptions import HudiInputError, InvalidConfigError, UnsupportedTableError
 from hudi_assets.heartbeat import heartbeat_path
+from hudi_assets.ownership import load_ownership
 from hudi_assets.repair import OrphanConfig, OrphanFileRepair, parse_duration
-from hudi_assets.repair.detection import changed_since, load_ownership
+from hudi_assets.repair.detection import changed_since
 from hudi_assets.repair.quarantine import MOVED, read_manifest, run_folder
 from hudi_assets.rollback import Rollbacker
 from hudi_assets.rollback.markers import marker_dir
