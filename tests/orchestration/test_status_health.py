@@ -20,8 +20,8 @@ SNAPSHOT = dg.AssetKey(["hudi", "default", "t", "timeline_snapshot"])
 def _snapshot(path, **registry):
     defs = build_definitions(HudiTableRegistry(base_paths=[str(path)], hoodie_conf=SMALL, engine="local",
                                                **registry), spark_resource("local[1]"))
-    job = defs.resolve_job_def("hudi_maintenance__default__t")
-    with dg.instance_for_test() as instance:  # the result's events are read while it is open
+    with dg.instance_for_test() as instance:  # definitions resolved and events read while it is open
+        job = defs.resolve_job_def("hudi_maintenance__default__t")
         result = job.execute_in_process(instance=instance, raise_on_error=False,
                                         asset_selection=[SNAPSHOT])
         [event] = result.get_asset_materialization_events()
