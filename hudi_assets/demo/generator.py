@@ -560,7 +560,7 @@ class _Generator:
             return
         metadata = self._completed_metadata(commit)
         if self.metadata is not None:  # the metadata table is written before the data commit completes
-            # ...and completes before it does (half an interval after its requested time)
+            # ...and completes before it does (a quarter of an interval after its requested time, half)
             self.metadata.commit(commit.ts, metadata.partition_to_write_stats, commit.log_ranges,
                                  instant_time(commit.moment + self.interval / 4))
         self._put_instant(requested.with_state(State.COMPLETED), self.format.commit_metadata(metadata),
@@ -840,7 +840,7 @@ def generate_table(
     metadata_table: bool = False,
     table_version: int = 6,
 ) -> DemoTable:
-    """Write a new table version 6 Hudi table with a realistic history into `storage` (see module doc).
+    """Write a new Hudi table (table version 6 or 9) with a realistic history into `storage` (see module doc).
 
     `partitions` is a count of daily partitions from `start_time` or the partition values themselves;
     the partition path of a value is `<partition_field>=<value>` with `hive_style`, else the value.
@@ -851,7 +851,8 @@ def generate_table(
     `metadata_table` keeps a metadata table with `files`, `column_stats` and `bloom_filters` as the
     writer would (see `hudi_assets.demo.metadata`); not with `fast`.
     Same arguments and seed give the same data table, whatever `fast` and `metadata_table` are.
-    `table_version` 9 writes the table as Hudi 1.1 would (`demo.versions`), without a metadata table.
+    `table_version` 9 writes the table as Hudi 1.1 would (`demo.versions`), its metadata table too
+    (then with at most `demo.metadata.max_commits_without_compaction()` commits).
     """
     values = (default_partition_values(partitions, start_time, hive_style) if isinstance(partitions, int)
               else list(partitions))

@@ -232,7 +232,7 @@ def bulk_commit(writer: MetadataTableWriter, partition: str, instant_time: str,
         if not storage.create_if_absent(timeline.state_file_path(state_file), b""):
             raise HudiAssetsError(f"{storage.uri(timeline.state_file_path(state_file))} exists already")
     schema = writer_schema(writer.data_table)
-    stats = [_write_base_file(writer, partition, instant_time, index, group, with_meta_fields(schema))
+    stats = [_write_base_file(writer, partition, instant_time, index, group, schema=with_meta_fields(schema))
              for index, group in enumerate(groups) if group]
     metadata = CommitMetadata({partition: stats}, False, {"schema": schema}, BULK_INSERT)
     storage.create_if_absent(writer.new_completed_path(timeline, requested.with_state(State.COMPLETED)),
@@ -242,7 +242,7 @@ def bulk_commit(writer: MetadataTableWriter, partition: str, instant_time: str,
 
 
 def _write_base_file(writer: MetadataTableWriter, partition: str, instant_time: str, index: int,
-                     records: dict[str, MetadataRecord], schema: str) -> WriteStat:
+                     records: dict[str, MetadataRecord], *, schema: str) -> WriteStat:
     """One file group's HFile base file after its CREATE marker, and the create handle's write stat."""
     storage = writer.storage
     file_id = file_group_id(partition, index)
