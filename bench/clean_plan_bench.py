@@ -12,6 +12,9 @@ measured in the same run, medians of interleaved runs, with the machine's load:
                  on a hard-linked copy vs `xargs rm` of the same list plus one listing of the planned
                  partitions; on --delete-partitions (default 200: 140,000 deletes) to stay repeatable
     digest       the plan digest computed by the library only (runs on any version of the code)
+    versions     the dry run of the table at version 6 vs the same table written as Hudi 1.1 would
+                 (version 9: layout-2 timeline, Avro commit metadata), interleaved; the same plan
+                 digest on both (target: version 9 within 1.1x of version 6)
 
     .venv/bin/python bench/clean_plan_bench.py plan [--runs 3] [--partitions 1000]
 
@@ -51,6 +54,22 @@ RETAINED = ["--hoodie-conf", "hoodie.cleaner.commits.retained=2"]
 def table_path(partitions: int) -> Path:
     path = ROOT / "out" / f"clean_table_{partitions}"
     build_table(path, partitions, groups=100, commits=10)
+    return path
+
+
+def v9_table_path(partitions: int) -> Path:
+    """The plan table written as Hudi 1.1 would (the same file names, timeline layout 2); built once."""
+    from hudi_assets.demo import generate_table
+    from hudi_assets.storage import Storage
+
+    path = ROOT / "out" / f"clean_table_{partitions}_v9"
+    if not (path / ".hoodie" / "hoodie.properties").exists():
+        print(f"building the version 9 copy in {path} ...", flush=True)
+        elapsed, _ = timed(lambda: generate_table(
+            Storage(str(path)), "COPY_ON_WRITE", name="bench", partitions=partitions, files_per_partition=100,
+            commits=10, update_fraction=1.0, fast=True, savepoint=False, insert_overwrite=False,
+            failed_write=False, table_version=9))
+        print(f"built in {elapsed:.1f} s", flush=True)
     return path
 
 
@@ -253,13 +272,35 @@ def cmd_delete(args: argparse.Namespace) -> None:
     report(f"delete {len(rels)} files (clean vs rm + listing)", ours_cpu, floors_cpu, 1.3, "CPU")
 
 
+def cmd_versions(args: argparse.Namespace) -> None:
+    paths = {6: table_path(args.partitions), 9: v9_table_path(args.partitions)}
+    for path in paths.values():
+        scandir_walk(str(path), stat=True)
+    wall: dict[int, list[float]] = {6: [], 9: []}
+    cpu: dict[int, list[float]] = {6: [], 9: []}
+    digests = {}
+    for run in range(args.runs):
+        for version, path in paths.items():
+            took, took_cpu, output = cpu_timed(lambda p=path: dry_run(p, "--json"))
+            wall[version].append(took)
+            cpu[version].append(took_cpu)
+            digests[version] = plan_digest(json.loads(output.stdout))
+        print(f"run {run + 1}: dry run v6 {wall[6][-1]:.2f} s ({cpu[6][-1]:.2f} s CPU), "
+              f"v9 {wall[9][-1]:.2f} s ({cpu[9][-1]:.2f} s CPU); {load()}", flush=True)
+    assert digests[9] == digests[6], f"version 9 plans {digests[9]}, version 6 {digests[6]}"
+    print(f"the same plan on both: digest {digests[6]}")
+    report("plan at table version 9 vs version 6 (dry run)", wall[9], wall[6], 1.1)
+    report("plan at table version 9 vs version 6 (dry run)", cpu[9], cpu[6], 1.1, "CPU")
+
+
 def cmd_digest(args: argparse.Namespace) -> None:
     print(library_digest(table_path(args.partitions)))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("plan", "memory", "incremental", "delete", "digest", "all"))
+    parser.add_argument("command", choices=("plan", "memory", "incremental", "delete", "digest", "versions",
+                                            "all"))
     parser.add_argument("--partitions", type=int, default=1000)
     parser.add_argument("--delete-partitions", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
@@ -269,7 +310,7 @@ def main() -> None:
     started = time.perf_counter()
     print(load(), flush=True)
     commands = {"plan": cmd_plan, "memory": cmd_memory, "incremental": cmd_incremental,
-                "delete": cmd_delete, "digest": cmd_digest}
+                "delete": cmd_delete, "digest": cmd_digest, "versions": cmd_versions}
     for name in (commands if args.command == "all" else [args.command]):
         if name != "digest" or args.command == "digest":
             commands[name](args)

@@ -101,13 +101,19 @@ def test_the_failed_write_is_rolled_back_and_hudi_rs_reads_the_same_rows(tmp_pat
 
 
 def test_the_cli_writes_version_9_demo_tables_and_keeps_6_by_default(tmp_path, capsys):
+    """The MOR table (both, with --metadata-table) gets a 1.1 metadata table, and then 6 commits."""
     assert main(["demo", str(tmp_path / "v9"), "--table-version", "9"]) == 0
-    for name in ("demo_cow", "demo_mor"):
+    for name, has_metadata in (("demo_cow", False), ("demo_mor", True)):
         table = HoodieTable(str(tmp_path / "v9" / name))
-        assert table.config.table_version == 9 and not table.config.has_metadata_table
+        assert table.config.table_version == 9 and table.config.has_metadata_table == has_metadata
+        commits = table.active_timeline.commits_timeline().filter_completed()
+        assert len(commits.filter_actions({"commit", "deltacommit", "replacecommit"})) == (6 if has_metadata
+                                                                                            else 14)
     assert main(["demo", str(tmp_path / "v6")]) == 0
     assert HoodieTable(str(tmp_path / "v6" / "demo_mor")).config.table_version == 6
+    assert main(["demo", str(tmp_path / "mdt"), "--table-version", "9", "--metadata-table"]) == 0
+    for name in ("demo_cow", "demo_mor"):
+        table = HoodieTable(str(tmp_path / "mdt" / name))
+        assert table.config.has_metadata_table
+        assert main(["metadata", table.base_path, "--validate"]) == 0
     capsys.readouterr()
-    assert main(["demo", str(tmp_path / "mdt"), "--table-version", "9", "--metadata-table"]) == 2
-    assert "no metadata table yet" in capsys.readouterr().err
-    assert not (tmp_path / "mdt" / "demo_cow").exists()

@@ -10,10 +10,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("path", help="directory to create the demo tables in")
     parser.add_argument("--metadata-table", action="store_true",
                         help="give both tables a metadata table (files, column_stats, bloom_filters); "
-                             "by default only the MOR table has one (table version 6 only)")
+                             "by default only the MOR table has one")
     parser.add_argument("--table-version", type=int, choices=(6, 9), default=6,
                         help="6: as Hudi 0.14/0.15 writes (default); 9: as Hudi 1.1 writes (timeline "
-                             "layout 2, Avro commit metadata, a log file per deltacommit; no metadata table)")
+                             "layout 2, Avro commit metadata, a log file per deltacommit; a table with a "
+                             "metadata table then has 6 commits, under its compaction trigger)")
     parser.set_defaults(func=run)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hudi_assets.demo.generator import DemoFileSlice, DemoTable, generate_table, instant_time
+from hudi_assets.demo.metadata import max_commits_without_compaction
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.storage import Storage
 from hudi_assets.table_config import COPY_ON_WRITE, MERGE_ON_READ
@@ -45,8 +46,9 @@ def write_demo_tables(root_dir: str, storage_options: Mapping[str, str] | None =
     """Write `<root>/demo_cow` (COPY_ON_WRITE, `2024/01/01` partitions) and `<root>/demo_mor`
     (MERGE_ON_READ, hive-style `dt=2024-01-01` partitions); returns their base paths.
     `metadata_table`: both get a metadata table (`files`, `column_stats`, `bloom_filters`), not only
-    `demo_mor`. `table_version` 9: written as Hudi 1.1 would, without metadata tables (hudi-assets
-    does not write Hudi 1.x metadata tables yet; `metadata_table` is refused).
+    `demo_mor`. `table_version` 9: written as Hudi 1.1 would; a table with a metadata table then has
+    fewer commits (`max_commits_without_compaction`: hudi-assets does not compact 1.x metadata
+    tables yet).
 
     Deterministic: the same files (names, commit metadata, records) every time. Refuses a target
     that already holds a table, leaving it untouched.
@@ -57,10 +59,10 @@ def write_demo_tables(root_dir: str, storage_options: Mapping[str, str] | None =
         if storage.exists(".hoodie"):
             raise HudiInputError(f"{storage.base_uri}: already holds a Hudi table; choose an empty folder")
     paths = []
-    if metadata_table and table_version != 6:
-        raise HudiInputError(f"demo tables of table version {table_version} have no metadata table yet")
     for folder, spec in demo_table_specs().items():
-        spec["metadata_table"] = (metadata_table or spec["metadata_table"]) and table_version == 6
+        spec["metadata_table"] = metadata_table or spec["metadata_table"]
+        if spec["metadata_table"] and table_version != 6:
+            spec["commits"] = min(spec["commits"], max_commits_without_compaction())
         generate_table(targets[folder], **spec, table_version=table_version)
         paths.append(targets[folder].base_uri)
     return paths

@@ -22,6 +22,7 @@ commit metadata are written, but data files are empty, for building very large t
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import uuid
@@ -42,7 +43,7 @@ from hudi_assets.demo.formats import (
     partition_metadata,
     timeline_server_markers,
 )
-from hudi_assets.demo.metadata import DemoMetadataWriter, records_stats
+from hudi_assets.demo.metadata import DemoMetadataWriter, max_commits_without_compaction, records_stats
 from hudi_assets.demo.versions import table_format
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
 from hudi_assets.java_collections import in_java_hashmap_order, java_hashmap_order
@@ -241,9 +242,11 @@ class _Generator:
         if metadata_table and fast:
             raise HudiInputError("a metadata table indexes the data files' contents: fast mode writes none")
         self.format = table_format(table_version)
-        if metadata_table and self.format.hudi_1x:
-            raise HudiInputError(f"demo tables of table version {table_version} have no metadata table yet "
-                                 "(hudi-assets does not write Hudi 1.x metadata tables)")
+        if metadata_table and self.format.hudi_1x and commits > max_commits_without_compaction():
+            raise HudiInputError(
+                f"a table version {table_version} demo table with a metadata table takes at most "
+                f"{max_commits_without_compaction()} commits, not {commits}: more would need a compaction of "
+                "its metadata table, which hudi-assets does not write on Hudi 1.x tables yet")
         self.storage = storage
         self.table_type = table_type
         self.is_mor = table_type == MERGE_ON_READ
@@ -289,7 +292,8 @@ class _Generator:
         self.compaction_ids: list[str] = []
         self.failed: str | None = None
         self.failed_files: list[str] = []
-        self.metadata = DemoMetadataWriter(storage, self.schema, seed) if metadata_table else None
+        self.metadata = (DemoMetadataWriter(storage, self.schema, seed, self.format.hudi_1x) if metadata_table
+                         else None)
         self.metadata_initialized = False
 
     # ------------------------------------------------------------------------ naming
@@ -539,7 +543,7 @@ class _Generator:
             self._put_instant(requested, self.format.plan("HoodieRequestedReplaceMetadata", empty))
         else:
             self._put_instant(requested)
-        self._metadata_table_services()
+        self._metadata_table_services(commit.moment)
         plan(commit)  # decides the workload, drawing all structure randomness first
         workload = self.format.commit_metadata(self._workload(commit))
         self._put_instant(requested.with_state(State.INFLIGHT), workload)
@@ -556,18 +560,22 @@ class _Generator:
             return
         metadata = self._completed_metadata(commit)
         if self.metadata is not None:  # the metadata table is written before the data commit completes
-            self.metadata.commit(commit.ts, metadata.partition_to_write_stats, commit.log_ranges)
+            # ...and completes before it does (a quarter of an interval after its requested time, half)
+            self.metadata.commit(commit.ts, metadata.partition_to_write_stats, commit.log_ranges,
+                                 instant_time(commit.moment + self.interval / 4))
         self._put_instant(requested.with_state(State.COMPLETED), self.format.commit_metadata(metadata),
                           commit.moment)
         self._record_completed(commit, requested.with_state(State.COMPLETED))
 
-    def _metadata_table_services(self) -> None:
-        """What the write client does for the metadata table once a write is requested: create it on
-        the first write, then compact it when due."""
+    def _metadata_table_services(self, moment: datetime | None = None) -> None:
+        """What the write client does for the metadata table once a write is requested at `moment`:
+        create it on the first write (its deltacommits completing a millisecond apart; with no
+        `moment`, on the clock), then compact it when due."""
         if self.metadata is None:
             return
         if not self.metadata_initialized:
-            self.metadata.initialize()
+            times = (instant_time(moment + timedelta(milliseconds=n)) for n in itertools.count(1))
+            self.metadata.initialize(None if moment is None else times)
             self.metadata_initialized = True
         self.metadata.run_table_services()
 
@@ -832,7 +840,7 @@ def generate_table(
     metadata_table: bool = False,
     table_version: int = 6,
 ) -> DemoTable:
-    """Write a new table version 6 Hudi table with a realistic history into `storage` (see module doc).
+    """Write a new Hudi table (table version 6 or 9) with a realistic history into `storage` (see module doc).
 
     `partitions` is a count of daily partitions from `start_time` or the partition values themselves;
     the partition path of a value is `<partition_field>=<value>` with `hive_style`, else the value.
@@ -843,7 +851,8 @@ def generate_table(
     `metadata_table` keeps a metadata table with `files`, `column_stats` and `bloom_filters` as the
     writer would (see `hudi_assets.demo.metadata`); not with `fast`.
     Same arguments and seed give the same data table, whatever `fast` and `metadata_table` are.
-    `table_version` 9 writes the table as Hudi 1.1 would (`demo.versions`), without a metadata table.
+    `table_version` 9 writes the table as Hudi 1.1 would (`demo.versions`), its metadata table too
+    (then with at most `demo.metadata.max_commits_without_compaction()` commits).
     """
     values = (default_partition_values(partitions, start_time, hive_style) if isinstance(partitions, int)
               else list(partitions))

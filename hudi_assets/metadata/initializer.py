@@ -15,28 +15,35 @@ runs one Spark task per file group, which gets that group's records sorted by ke
 no base file. The deltacommit's inflight file is empty (`SparkBulkInsertHelper`), its commit metadata
 holds the create handles' write stats with operation BULK_INSERT (the prepped executor's), and the
 marker directory goes on completion.
+
+Table version 9 (Hudi 1.1's `generateUniqueInstantTime`, and the Java-written v9 metadata tables of
+../shared): the metadata table is a version-9, layout-2 table of its own (`<t>_<c>.deltacommit` in
+Avro); each partition is initialized at the first of `00000000000000000`, `...001`, ... not on its
+timeline, whatever the data table's instants; records, HFile base files and the commit's `schema` use
+1.1's metadata record schema. The empty log files' DELETE blocks are byte for byte 1.1's.
 """
 
 from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from hudi_assets.engine import LocalEngine
-from hudi_assets.exceptions import HudiAssetsError
+from hudi_assets.exceptions import HudiAssetsError, UnsupportedTableError
 from hudi_assets.fsview import PARTITION_METAFILE, is_checksum_file, list_partitions, parse_base_file_name
 from hudi_assets.logformat import BlockType, HeaderKey, LogBlock, LogFileName, encode_block
 from hudi_assets.metadata.compaction import base_file_bytes, default_write_token
 from hudi_assets.metadata.file_group import HFILE_EXTENSION
-from hudi_assets.metadata.instants import SOLO_COMMIT_TIMESTAMP
+from hudi_assets.metadata.instants import MILLIS_INSTANT_ID_LENGTH, SOLO_COMMIT_TIMESTAMP
 from hudi_assets.metadata.keys import BLOOM_FILTERS, COLUMN_STATS, FILES, file_group_id, file_group_index
 from hudi_assets.metadata.payloads import (
-    METADATA_RECORD_SCHEMA,
     WRITER_SCHEMA,
+    WRITER_SCHEMA_1_1,
     MetadataRecord,
     partition_files_record,
     partition_list_record,
+    with_meta_fields,
 )
 from hudi_assets.metadata.writer import MetadataTableWriter
 from hudi_assets.properties import format_properties
@@ -58,8 +65,38 @@ DEFAULT_FILE_GROUP_COUNTS = {FILES: 1, COLUMN_STATS: 2, BLOOM_FILTERS: 4}
 _ORDER = (FILES, COLUMN_STATS, BLOOM_FILTERS)  # MetadataPartitionType order
 
 
+def writer_schema(data_table: HoodieTable) -> str:
+    """The metadata record schema a writer of the data table's version writes (version 6 or 9)."""
+    version = data_table.config.table_version
+    if version in (6, 9):
+        return WRITER_SCHEMA if version == 6 else WRITER_SCHEMA_1_1
+    raise UnsupportedTableError(f"{data_table.base_path}: hudi-assets creates metadata tables of table "
+                                f"version 6 or 9, not {version}")
+
+
 def metadata_table_properties(data_table: HoodieTable) -> dict[str, str]:
-    """The metadata table's `hoodie.properties` (HoodieBackedTableMetadataWriter.initializeMetaClient)."""
+    """The metadata table's `hoodie.properties` (HoodieBackedTableMetadataWriter.initializeMetaClient;
+    version 9: as the Java-written v9 metadata tables of ../shared have it)."""
+    writer_schema(data_table)  # refuses a version we do not write
+    if data_table.config.is_hudi_1x:
+        return {
+            "hoodie.table.name": f"{data_table.config.name}_metadata",
+            "hoodie.table.type": "MERGE_ON_READ",
+            "hoodie.table.version": "9",
+            "hoodie.table.initial.version": "9",
+            "hoodie.archivelog.folder": "history",
+            "hoodie.timeline.layout.version": "2",
+            "hoodie.timeline.path": "timeline",
+            "hoodie.timeline.history.path": "history",
+            "hoodie.compaction.payload.class": "org.apache.hudi.metadata.HoodieMetadataPayload",
+            "hoodie.table.keygenerator.type": "HOODIE_TABLE_METADATA",
+            "hoodie.datasource.write.drop.partition.columns": "false",
+            "hoodie.record.merge.strategy.id": "00000000-0000-0000-0000-000000000000",
+            "hoodie.record.merge.mode": "CUSTOM",
+            "hoodie.table.base.file.format": "HFILE",
+            "hoodie.table.recordkey.fields": "key",
+            "hoodie.populate.meta.fields": "false",
+        }
     return {
         "hoodie.table.name": f"{data_table.config.name}_metadata",
         "hoodie.table.type": "MERGE_ON_READ",
@@ -81,9 +118,13 @@ def index_init_timestamp(instant_time: str, offset: int) -> str:
 
 def unique_init_timestamp(writer: MetadataTableWriter, initialization_time: str) -> str:
     """`generateUniqueCommitInstantTime`: the first init timestamp no metadata commit (in any state)
-    has, so a partition initialized again after an interrupted attempt gets a fresh instant."""
+    has, so a partition initialized again after an interrupted attempt gets a fresh instant (1.x: the
+    solo commit time plus n milliseconds, whatever `initialization_time`)."""
     taken = set(writer.open().reload_timeline().commits_timeline().timestamps)
-    candidates = (index_init_timestamp(initialization_time, n) for n in itertools.count())
+    if writer.data_table.config.is_hudi_1x:
+        candidates = (f"{n:0{MILLIS_INSTANT_ID_LENGTH}d}" for n in itertools.count())
+    else:
+        candidates = (index_init_timestamp(initialization_time, n) for n in itertools.count())
     return next(t for t in candidates if t not in taken)
 
 
@@ -116,10 +157,11 @@ def _instant(name: str, extension: str) -> str | None:
 
 def initialize_from_filesystem(data_table: HoodieTable, indexes: Mapping[str, Iterable[MetadataRecord]]
                                | None = None, file_group_counts: Mapping[str, int] | None = None,
-                               ) -> dict[str, str]:
+                               completed_at: Callable[[str], str] | None = None) -> dict[str, str]:
     """Create the metadata table with its `files` partition from storage, plus the `column_stats` /
     `bloom_filters` partitions named in `indexes`, seeded with their records (may be empty).
-    The caller holds the table lock. Returns metadata partition -> init instant."""
+    The caller holds the table lock. Returns metadata partition -> init instant. `completed_at`: see
+    `MetadataTableWriter`."""
     indexes = dict(indexes or {})
     unknown = set(indexes) - set(_ORDER[1:])
     if unknown:
@@ -128,7 +170,7 @@ def initialize_from_filesystem(data_table: HoodieTable, indexes: Mapping[str, It
         raise HudiAssetsError(f"{data_table.base_path}: the table already has a metadata table "
                               f"({METADATA_PARTITIONS}={','.join(data_table.config.metadata_partitions)})")
     counts = {**DEFAULT_FILE_GROUP_COUNTS, **(file_group_counts or {}), FILES: 1}
-    writer = MetadataTableWriter(data_table)
+    writer = MetadataTableWriter(data_table, completed_at=completed_at)
     write_table_config(writer.storage, metadata_table_properties(data_table))
     latest = data_table.reload_timeline().filter_completed().last()
     initialization_time = latest.timestamp if latest else SOLO_COMMIT_TIMESTAMP
@@ -189,24 +231,25 @@ def bulk_commit(writer: MetadataTableWriter, partition: str, instant_time: str,
     for state_file in (requested, requested.with_state(State.INFLIGHT)):
         if not storage.create_if_absent(timeline.state_file_path(state_file), b""):
             raise HudiAssetsError(f"{storage.uri(timeline.state_file_path(state_file))} exists already")
-    stats = [_write_base_file(writer, partition, instant_time, index, group)
+    schema = writer_schema(writer.data_table)
+    stats = [_write_base_file(writer, partition, instant_time, index, group, schema=with_meta_fields(schema))
              for index, group in enumerate(groups) if group]
-    metadata = CommitMetadata({partition: stats}, False, {"schema": WRITER_SCHEMA}, BULK_INSERT)
-    storage.create_if_absent(timeline.state_file_path(requested.with_state(State.COMPLETED)),
+    metadata = CommitMetadata({partition: stats}, False, {"schema": schema}, BULK_INSERT)
+    storage.create_if_absent(writer.new_completed_path(timeline, requested.with_state(State.COMPLETED)),
                              timeline.commit_metadata_serde.serialize(metadata))
     delete_marker_dir(storage, instant_time)
     return metadata
 
 
 def _write_base_file(writer: MetadataTableWriter, partition: str, instant_time: str, index: int,
-                     records: dict[str, MetadataRecord]) -> WriteStat:
+                     records: dict[str, MetadataRecord], *, schema: str) -> WriteStat:
     """One file group's HFile base file after its CREATE marker, and the create handle's write stat."""
     storage = writer.storage
     file_id = file_group_id(partition, index)
     name = f"{file_id}_{default_write_token(index)}_{instant_time}{HFILE_EXTENSION}"
     storage.create_if_absent(f"{marker_dir(instant_time)}/{partition}/{name}.marker.CREATE", b"")
     rows = {key: records[key].to_avro() for key in sorted(records)}
-    data = base_file_bytes(rows, METADATA_RECORD_SCHEMA, name)
+    data = base_file_bytes(rows, schema, name)
     path = f"{partition}/{name}"
     if not storage.create_if_absent(path, data):
         raise HudiAssetsError(f"{storage.uri(path)} exists already")

@@ -81,10 +81,23 @@ def _optional(name: str, type_: Any, doc: str) -> dict[str, Any]:
     return _field(name, ["null", type_], doc, None)
 
 
-def _schema() -> dict[str, Any]:
+def _schema(hudi_1_1: bool = False) -> dict[str, Any]:
+    """0.15's schema, or with `hudi_1_1` 1.1's (table version 9): two more value wrappers, a column
+    range's `isTightBound` and `valueType`, a record index entry's `position`, and the secondary index's
+    record (checked equal to the `schema` of the Java-written v9 metadata tables of ../shared)."""
     wrappers = [_record(name, [_field("value", type_)],
                         f"A record wrapping {kind} type to be able to be used it w/in Avro's Union")
                 for name, kind, type_ in _WRAPPERS]
+    wrapper_names = list(WRAPPER_NAMES)
+    if hudi_1_1:
+        wrappers.append(_record("LocalDateWrapper", [_field("value", "int")], "A record wrapping Local Date "
+                                "type to be able to be used it w/in Avro's Union"))
+        wrapper_names.append("LocalDateWrapper")
+        wrappers.append(_record("ArrayWrapper", [_field(
+            "wrappedValues", ["null", {"type": "array", "items": ["null", *wrapper_names]}],
+            "An array where each element is one of the supported wrapper types.", None)],
+            "A record containing a list of wrapped values."))
+        wrapper_names.append("ArrayWrapper")
     file_info = _record("HoodieMetadataFileInfo", [
         _field("size", "long", "Size of the file"),
         _field("isDeleted", "boolean", "True if this file has been deleted")])
@@ -94,21 +107,35 @@ def _schema() -> dict[str, Any]:
         _field("bloomFilter", "bytes", "Bloom filter binary byte array"),
         _field("isDeleted", "boolean", "Bloom filter entry valid/deleted flag")],
         "Data file bloom filter details")
-    column_stats = _record("HoodieMetadataColumnStats", [
+    range_fields = [
         _optional("fileName", _STRING, "File name for which this column statistics applies"),
         _optional("columnName", _STRING, "Column name for which this column statistics applies"),
         _field("minValue", ["null", *wrappers],
                "Minimum value in the range. Based on user data table schema, we can convert this to "
                "appropriate type", None),
-        _field("maxValue", ["null", *WRAPPER_NAMES], "Maximum value in the range. Based on user data table "
+        _field("maxValue", ["null", *wrapper_names], "Maximum value in the range. Based on user data table "
                "schema, we can convert it to appropriate type", None),
         _optional("valueCount", "long", "Total count of values"),
         _optional("nullCount", "long", "Total count of null values"),
         _optional("totalSize", "long", "Total storage size on disk"),
         _optional("totalUncompressedSize", "long", "Total uncompressed storage size on disk"),
-        _field("isDeleted", "boolean", "Column range entry valid/deleted flag")],
-        "Data file column statistics")
-    record_index = _record("HoodieRecordIndexInfo", [
+        _field("isDeleted", "boolean", "Column range entry valid/deleted flag")]
+    if hudi_1_1:
+        value_type = _record("HoodieValueTypeInfo", [
+            _field("typeOrdinal", "int", "Enum type ordinal representing the value type"),
+            _optional("additionalInfo", _STRING, "Optional additional information about the value type")])
+        range_fields += [
+            _field("isTightBound", "boolean", "Whether the min/max range of a column is tight bound or not",
+                   False),
+            _optional("valueType", value_type,
+                      "Value type information containing enum ordinal and optional additional information")]
+    column_stats = _record("HoodieMetadataColumnStats", range_fields, "Data file column statistics")
+    # 1.1 fixed the doc's second "fileIdLowBits".
+    second_bits = "fileIdHighBits" if hudi_1_1 else "fileIdLowBits"
+    encoding_doc = ("Represents fileId encoding. Possible values are 0 and 1. O represents UUID based "
+                    "fileID, and 1 represents raw string format of the fileId. \nWhen the encoding is 0, "
+                    f"reader can deduce fileID from fileIdLowBits, {second_bits} and fileIndex.")
+    index_fields = [
         _optional("partitionName", _STRING, "Refers to the partition name the record belongs to"),
         _optional("fileIdHighBits", "long",
                   _FILE_ID_DOC.format("Refers to high 64 bits if the fileId is based on UUID format.")),
@@ -121,10 +148,11 @@ def _schema() -> dict[str, Any]:
                   "encoding is 1, fileID is stored in raw string format."),
         _optional("instantTime", "long",
                   "Epoch time in millisecond representing the commit time at which record was added"),
-        _field("fileIdEncoding", "int",
-               "Represents fileId encoding. Possible values are 0 and 1. O represents UUID based fileID, and "
-               "1 represents raw string format of the fileId. \nWhen the encoding is 0, reader can deduce "
-               "fileID from fileIdLowBits, fileIdLowBits and fileIndex.", 0)])
+        _field("fileIdEncoding", "int", encoding_doc, 0)]
+    if hudi_1_1:
+        index_fields.append(_optional("position", "long", "Represents position of record within a file group "
+                                      "for easier access. It will be used for index lookup."))
+    record_index = _record("HoodieRecordIndexInfo", index_fields)
     fields = [_field(name, ["null", "string"], "", None) for name in META_FIELDS]
     fields += [
         _field("key", _STRING),
@@ -140,6 +168,12 @@ def _schema() -> dict[str, Any]:
                "Metadata Index that contains information about record keys and their location in the dataset",
                None),
     ]
+    if hudi_1_1:
+        secondary = _record("HoodieSecondaryIndexInfo", [
+            _field("isDeleted", "boolean", "True if this entry has been deleted")])
+        fields.append(_field("SecondaryIndexMetadata", ["null", secondary],
+                             "Metadata Index that contains information about secondary keys and the "
+                             "corresponding record keys in the dataset", None))
     return {"type": "record", "name": "HoodieMetadataRecord", "namespace": NAMESPACE,
             "doc": "A record saved within the Metadata Table", "fields": fields}
 
@@ -152,6 +186,9 @@ METADATA_RECORD_SCHEMA = json.dumps(_schema(), separators=(",", ":"), ensure_asc
 """The SCHEMA header (and HFile `schema` file info) of the log blocks this package writes."""
 WRITER_SCHEMA = json.dumps(_without_meta_fields(_schema()), separators=(",", ":"), ensure_ascii=False)
 """`HoodieMetadataRecord.getClassSchema()`: the schema in a metadata commit's extra metadata."""
+WRITER_SCHEMA_1_1 = json.dumps(_without_meta_fields(_schema(hudi_1_1=True)), separators=(",", ":"),
+                               ensure_ascii=False)
+"""Hudi 1.1's `HoodieMetadataRecord.getClassSchema()` (table version 9)."""
 
 
 @cache
@@ -258,13 +295,17 @@ class ColumnRange:
 
 
 def column_stats_record(partition: str, file_name: str, stats: ColumnRange,
-                        is_deleted: bool = False) -> MetadataRecord:
-    """`createColumnStatsRecords` for one column of one data file."""
+                        is_deleted: bool = False,
+                        value_type: Mapping[str, Any] | None = None) -> MetadataRecord:
+    """`createColumnStatsRecords` for one column of one data file; `value_type`: the range's
+    `valueType` (Hudi 1.1's column stats V2), None on older schemas."""
     value = {"fileName": file_name, "columnName": stats.column,
              "minValue": stats.min_value, "maxValue": stats.max_value,
              "valueCount": stats.value_count, "nullCount": stats.null_count,
              "totalSize": stats.total_size, "totalUncompressedSize": stats.total_uncompressed_size,
              "isDeleted": is_deleted}
+    if value_type is not None:
+        value["valueType"] = dict(value_type)
     return MetadataRecord(COLUMN_STATS, column_stats_key(partition, file_name, stats.column),
                           COLUMN_STATS_TYPE, {"ColumnStatsMetadata": value})
 
@@ -272,16 +313,22 @@ def column_stats_record(partition: str, file_name: str, stats: ColumnRange,
 # HoodieColumnRangeMetadata.NULL_METADATA's HoodieValueTypeInfo (ValueType.NULL, ordinal 1: the ordinals
 # of the Java-written v9 records, BOOLEAN 2 ... STRING 7 ... DATE 12, place NONE 0 and NULL 1 before them).
 NULL_VALUE_TYPE = {"typeOrdinal": 1, "additionalInfo": None}
+# The ordinals of the ValueTypes of Avro's primitive types (V1 0, NULL 1, BOOLEAN 2, ... STRING 7, BYTES 8).
+_VALUE_TYPE_ORDINALS = {"boolean": 2, "int": 3, "long": 4, "float": 5, "double": 6, "string": 7, "bytes": 8}
+
+
+def primitive_value_type(avro_type: str) -> dict[str, Any]:
+    """The `valueType` Hudi 1.1 gives the range of a column of Avro primitive type `avro_type`."""
+    if avro_type not in _VALUE_TYPE_ORDINALS:
+        raise ValueError(f"no column-stats value type for Avro type {avro_type!r}")
+    return {"typeOrdinal": _VALUE_TYPE_ORDINALS[avro_type], "additionalInfo": None}
 
 
 def column_stats_delete_record(partition: str, file_name: str, column: str,
                                value_type: Mapping[str, Any] | None = None) -> MetadataRecord:
     """What a clean writes for one indexed column of a deleted file; `value_type`: the stub's
     `valueType` (Hudi 1.1, column stats V2 schema: `NULL_VALUE_TYPE`), None on older schemas."""
-    record = column_stats_record(partition, file_name, ColumnRange.stub(column), is_deleted=True)
-    if value_type is not None:
-        record.fields["ColumnStatsMetadata"]["valueType"] = dict(value_type)
-    return record
+    return column_stats_record(partition, file_name, ColumnRange.stub(column), True, value_type)
 
 
 def bloom_filter_record(partition: str, file_name: str, instant_time: str, bloom_type: str,

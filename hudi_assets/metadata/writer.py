@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from fastavro.types import Schema
@@ -87,9 +87,13 @@ class MetadataTableWriter:
     """
 
     def __init__(self, data_table: HoodieTable, listener: Listener = QUIET,
-                 metadata_table: HoodieTable | None = None):
+                 metadata_table: HoodieTable | None = None,
+                 completed_at: Callable[[str], str] | None = None):
         self.data_table = data_table
         self.listener = listener
+        # A deltacommit's completion time on a layout-2 timeline, for a writer replaying a history on
+        # its own clock (the demo); None: generated now, as Hudi's time generator does.
+        self.completed_at = completed_at
         self._mdt = metadata_table  # opened once, by the run's refusal check or on first use
         self.storage = (metadata_table.storage if metadata_table is not None else
                         Storage(f"{data_table.base_path}/{METADATA_FOLDER}", data_table.storage.options))
@@ -158,11 +162,16 @@ class MetadataTableWriter:
             self.listener.reached(Step.MDT_BLOCK_WRITTEN, count)
         metadata = CommitMetadata(dict(stats), False, {"schema": writer_schema}, UPSERT_PREPPED)
         completed = requested.with_state(State.COMPLETED)
-        self.storage.create_if_absent(timeline.new_state_file_path(completed), serde.serialize(metadata))
+        self.storage.create_if_absent(self.new_completed_path(timeline, completed), serde.serialize(metadata))
         self.listener.reached(Step.MDT_COMPLETED)
         delete_marker_dir(self.storage, instant_time)
         log.info("metadata table deltacommit %s: %d log files", instant_time, len(by_group))
         return metadata
+
+    def new_completed_path(self, timeline: ActiveTimeline, completed: Instant) -> str:
+        """Where the completed state file of a new deltacommit goes (`completed_at`)."""
+        at = self.completed_at(completed.timestamp) if self.completed_at is not None else None
+        return timeline.new_state_file_path(completed, at)
 
     def _write_new_log(self, instant_time: str, target: _Target, block_schema: str,
                        parsed: Schema) -> WriteStat:

@@ -188,12 +188,13 @@ class LayoutTwoTimeline(ActiveTimeline):
     def state_file_name(instant: Instant, completion_time: str) -> str:
         return layout2_file_name(instant, completion_time if instant.is_completed else None)
 
-    def new_state_file_path(self, instant: Instant) -> str:
+    def new_state_file_path(self, instant: Instant, completion_time: str | None = None) -> str:
         """A pending state as in layout 1; a completed one `<requested>_<completion>.<action>`, its
         completion time generated now as Hudi's time generator does, after every requested and
-        completion time on this timeline (call it under the table lock, as Hudi does)."""
+        completion time on this timeline (call it under the table lock, as Hudi does), or the
+        `completion_time` given (a writer replaying a history on its own clock: the demo)."""
         if not instant.is_completed:
             return f"{self.folder}/{instant.file_name}"
         after = [*self.timestamps, *self.completion_times.values()]
-        completion = generate_completion_time(after, self.timezone, self.clock_skew_ms)
+        completion = completion_time or generate_completion_time(after, self.timezone, self.clock_skew_ms)
         return f"{self.folder}/{layout2_file_name(instant, completion)}"

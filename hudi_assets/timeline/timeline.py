@@ -220,9 +220,10 @@ class ActiveTimeline(Timeline):
         """The name of a state file of `instant`; layout 1's names carry no completion time."""
         return instant.file_name
 
-    def new_state_file_path(self, instant: Instant) -> str:
+    def new_state_file_path(self, instant: Instant, completion_time: str | None = None) -> str:
         """Where a state file of `instant` not yet on the timeline is written (layout 2 names a
-        completed one by a completion time generated now, so call it under the table lock)."""
+        completed one by a completion time generated now, so call it under the table lock, or by
+        `completion_time`, a writer's that replays a history on its own clock)."""
         return f"{self.folder}/{instant.file_name}"
 
     def create_state_file(self, instant: Instant, data: bytes) -> str:
