@@ -16,6 +16,7 @@ from hudi_assets.clean.config import CleanConfig
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.fsview import LogFile
 from hudi_assets.ownership import load_ownership
+from hudi_assets.repair.detection import changed_since
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.history import LSMHistory
 from hudi_assets.timeline.instant import State
@@ -77,6 +78,17 @@ def test_a_pending_deltacommit_holds_only_its_own_log_files(tmp_path):
     orphan = b.files("p1", log_file("g", ts(18), version=2))[0]
     found = repair(b.table()).plan()
     assert [o.path for o in found.orphans] == [orphan]
+
+
+def test_a_deltacommit_started_during_the_run_keeps_only_its_own_files(tmp_path):
+    b, _ = archived_mor(tmp_path / "t")
+    older, own = b.files("p1", log_file("g", ts(18), version=2), log_file("g", ts(41)))
+    table = b.table()
+    ownership = load_ownership(table)
+    found = repair(table).plan()
+    assert {o.path for o in found.orphans} == {older, own}
+    b.commit(ts(41), {"p1": [log_file("g", ts(41))]}, state=State.INFLIGHT)
+    assert set(changed_since(table, ownership, found.orphans)) == {own}
 
 
 def test_without_a_history_folder_the_history_is_empty_and_older_files_still_refuse(tmp_path):
