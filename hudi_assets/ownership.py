@@ -11,6 +11,10 @@ or a completed rollback names it (a failed block and the command block voiding i
 A failed append no rollback names is an orphan: Hudi 0.15 rolls back an APPEND marker naming the
 slice's base file (pre-HUDI-1517 writers) by logging out the slice's *latest* log file, which a later
 deltacommit may have written; the failed file's block is still voided by the command block's instant.
+
+On table versions 8 and 9 (Hudi 1.x) a log file is named by the deltacommit that wrote it, so it is
+judged by its instant as a base file is; the archived timeline is the LSM history, whose rows hold
+the completed instants' metadata, and rollbacks only delete (no command blocks to keep together).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from hudi_assets.exceptions import CorruptFileError, HudiInputError
 from hudi_assets.fsview import LogFile, is_checksum_file
 from hudi_assets.table_paths import written_instant
 from hudi_assets.timeline import metadata
-from hudi_assets.timeline.archived import ArchivedTimeline
+from hudi_assets.timeline.archived_details import archived_completed
 from hudi_assets.timeline.instant import DELTA_COMMIT, LOG_COMPACTION, ROLLBACK
 from hudi_assets.timeline.timeline import COMMIT_ACTIONS, ActiveTimeline
 
@@ -47,7 +51,8 @@ class Ownership:
     """What both timelines say about data files: every path a completed write lists (with the
     instant listing it) and every path a completed rollback names, the completed instants (action by
     time; `silent`: completed writes that list no file), the instants still pending, and the oldest
-    instant known."""
+    instant known. `logs_named_by_writer`: log files carry the instant of the write that appended
+    them (Hudi 1.x), not their slice's base instant."""
 
     written: Mapping[str, str]
     rolled_back: frozenset[str]
@@ -55,6 +60,7 @@ class Ownership:
     silent: frozenset[str]
     pending: dict[str, str]
     oldest: str | None
+    logs_named_by_writer: bool = False
 
     @property
     def owned(self) -> frozenset[str]:
@@ -62,7 +68,9 @@ class Ownership:
 
     @property
     def appenders(self) -> tuple[str, ...]:
-        return appending_writes(self.pending)
+        """The pending writes that may have appended to a log file of an older instant: none when
+        log files are named by their writer."""
+        return () if self.logs_named_by_writer else appending_writes(self.pending)
 
     def judge(self, rel: str, base_extension: str) -> Candidate | None:
         """The candidate `rel` is, or None when a commit owns it or Hudi would leave it alone.
@@ -82,7 +90,8 @@ class Ownership:
             # Hudi skips a completed instant without write stats (a clean, a rollback, an empty commit).
             if action not in COMMIT_ACTIONS or instant in self.silent:
                 return None
-            if LogFile.parse(name[1:-4] if is_checksum_file(name) else name) is not None:
+            if not self.logs_named_by_writer and \
+                    LogFile.parse(name[1:-4] if is_checksum_file(name) else name) is not None:
                 # any deltacommit since the slice's base instant may have written it, not that instant
                 return Candidate(rel, instant, "no completed write or rollback lists this log file of "
                                                f"the slice at {action} {instant}")
@@ -112,13 +121,15 @@ def pending_appender(name: str, appenders: tuple[str, ...]) -> str | None:
 
 def load_ownership(table: HoodieTable, active: ActiveTimeline | None = None) -> Ownership:
     """Read the active timeline (`active` when given: a snapshot the caller already judges by) and the
-    whole archived timeline once. A missing archive folder (Hudi creates it with the table) or an
-    unreadable archive file refuses the run. On an object store a folder is no object, so an absent
-    one is an empty archive there (files older than the active timeline are still refused, by
-    `Ownership.judge`)."""
+    whole archived timeline once. A missing archive folder of layout 1 (Hudi creates it with the
+    table) or an unreadable archive file refuses the run. On an object store a folder is no object,
+    so an absent one is an empty archive there, as layout 2's history folder is everywhere (Hudi 1.x
+    creates it at the first archival); files older than the active timeline are still refused, by
+    `Ownership.judge`."""
     folder = table.config.archive_folder
     status = table.storage.status(folder)
-    if table.storage.is_local and (status is None or not status.is_dir):
+    missing = status is None or not status.is_dir
+    if table.timeline_layout.version == 1 and table.storage.is_local and missing:
         raise HudiInputError(f"{table.storage.uri(folder)}: the archived timeline is missing; without it "
                              "files of archived commits would look like orphans")
     written: dict[str, str] = {}
@@ -127,14 +138,12 @@ def load_ownership(table: HoodieTable, active: ActiveTimeline | None = None) -> 
     listing: set[str] = set()
     active = active if active is not None else table.reload_timeline()
     try:
-        for entry in ArchivedTimeline.load(table).entries():
-            instant = entry.instant
-            if instant.is_completed:
-                completed[instant.timestamp] = instant.action
-                if instant.action == ROLLBACK:
-                    rolled_back.update(_rollback_paths(entry.payload))
-                elif _list(written, instant.timestamp, _archived_paths(entry.payload)):
-                    listing.add(instant.timestamp)
+        for instant, payload in archived_completed(table, COMMIT_ACTIONS | {ROLLBACK}):
+            completed[instant.timestamp] = instant.action
+            if instant.action == ROLLBACK:
+                rolled_back.update(_rollback_paths(payload))
+            elif _list(written, instant.timestamp, _archived_paths(payload)):
+                listing.add(instant.timestamp)
     except CorruptFileError as exc:
         raise HudiInputError(f"the archived timeline is unreadable: {exc}") from exc
     pending: dict[str, str] = {}
@@ -151,7 +160,7 @@ def load_ownership(table: HoodieTable, active: ActiveTimeline | None = None) -> 
     known = [*completed, *pending]
     silent = frozenset(t for t, action in completed.items() if action in COMMIT_ACTIONS and t not in listing)
     return Ownership(written, frozenset(rolled_back), completed, silent, pending,
-                     min(known) if known else None)
+                     min(known) if known else None, table.config.is_hudi_1x)
 
 
 def _list(written: dict[str, str], instant: str, paths: Iterator[str] | list[str]) -> bool:

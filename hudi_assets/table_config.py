@@ -32,6 +32,7 @@ SERVICE_TABLE_VERSIONS: dict[str, tuple[int, ...]] = {
     "rollback": (*_HUDI_0X, 8, 9),
     "archive": (*_HUDI_0X, 8, 9),
     "metadata table services": (*_HUDI_0X, 8, 9),
+    "orphan-file repair": (*_HUDI_0X, 8, 9),
 }
 
 COPY_ON_WRITE = "COPY_ON_WRITE"

@@ -81,10 +81,10 @@ def test_the_layout_version_is_the_declared_one_else_the_table_versions(props, l
 
 
 def test_the_service_gate_is_per_service():
-    """Clean, archive and rollback run on Hudi 1.x tables; a service not yet built for them is refused
-    there, naming the versions it runs on."""
+    """Clean, archive, rollback and orphan-file repair run on Hudi 1.x tables; a service not yet built
+    for them is refused there, naming the versions it runs on."""
     for version in ("5", "6", "8", "9"):
-        for service in ("clean", "archive", "rollback"):
+        for service in ("clean", "archive", "rollback", "orphan-file repair"):
             TableConfig({"hoodie.table.version": version}).check_service(service, "props")
     v8 = TableConfig({"hoodie.table.version": "8"})
     refusal = r"props: savepoint of table version 8 \(Hudi 1.x\) is not supported yet; .* versions 5, 6 "

@@ -105,8 +105,8 @@ def path_problem(table: HoodieTable, rel: str, resolved: dict[str, str]) -> str 
 
 def changed_since(table: HoodieTable, ownership: Ownership, orphans: Iterable[Orphan]) -> dict[str, str]:
     """Orphans the timeline, read again just before the first move, no longer leaves alone: a write
-    that completed listing one, or started on its instant or (for a log file) after its base instant,
-    since the run read the timeline. Path -> why."""
+    that completed listing one, or started on its instant or (for a log file named by its slice's
+    base instant, table version 6) after that instant, since the run read the timeline. Path -> why."""
     active = table.reload_timeline()
     listed: set[str] = set()
     started: list[tuple[str, str]] = []
@@ -118,7 +118,7 @@ def changed_since(table: HoodieTable, ownership: Ownership, orphans: Iterable[Or
             started.append((instant.timestamp, instant.action))
     changed = {}
     for o in orphans:
-        log = LogFile.parse(o.path.rpartition("/")[2])
+        log = None if ownership.logs_named_by_writer else LogFile.parse(o.path.rpartition("/")[2])
         if o.path in listed:
             changed[o.path] = "a write that completed during the run lists it"
         elif any(t == o.instant or (log is not None and action in APPENDING_ACTIONS

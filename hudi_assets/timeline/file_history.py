@@ -5,8 +5,9 @@ reader's FileNotFoundException has its answer in one command.
 
 Each completed write, clean and rollback is matched by the file's name (and partition, when given):
 Hudi's clean metadata records deleted names, its rollback metadata full paths, and commit metadata
-paths relative to the base path. Layout 2's archived timeline (table versions 8 and 9) keeps its
-metadata in the LSM history, which is not read here: its instants are named, their details are not.
+paths relative to the base path. The archived timeline is layout 1's archive files or, on table
+versions 8 and 9, the LSM history, whose rows hold the completed instants' metadata
+(`timeline.archived_details`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from hudi_assets.fsview import LogFile, parse_base_file_name
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
-from hudi_assets.timeline.archived import ArchivedTimeline
+from hudi_assets.timeline.archived_details import archived_completed
 from hudi_assets.timeline.instant import CLEAN, COMMIT, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK, Instant
 from hudi_assets.timeline.timeline import ActiveTimeline
 
@@ -124,11 +125,9 @@ def _active(m: _Matcher, active: ActiveTimeline) -> Iterator[FileEvent]:
 
 
 def _archived(m: _Matcher, table: HoodieTable) -> Iterator[FileEvent]:
-    for entry in ArchivedTimeline.load(table).entries():
-        instant = entry.instant
-        if instant.is_completed and instant.action in (*WRITES, CLEAN, ROLLBACK):
-            for event, partition in _events(m, instant, entry.payload):
-                yield FileEvent(instant.timestamp, instant.action, event, partition, "archived")
+    for instant, payload in archived_completed(table, (*WRITES, CLEAN, ROLLBACK)):
+        for event, partition in _events(m, instant, payload):
+            yield FileEvent(instant.timestamp, instant.action, event, partition, "archived")
 
 
 def file_history(table: HoodieTable, path: str) -> FileHistory:
@@ -137,11 +136,7 @@ def file_history(table: HoodieTable, path: str) -> FileHistory:
     history = FileHistory(m.name, m.partition, None)
     if m.file_id is None:
         history.notes.append(f"{m.name} is not named as a Hudi base or log file")
-    events = list(_active(m, table.active_timeline))
-    if table.timeline_layout.version == 1:
-        events += _archived(m, table)
-    else:
-        history.notes.append("the archived timeline of layout 2 (table versions 8, 9) is not searched")
+    events = [*_active(m, table.active_timeline), *_archived(m, table)]
     history.events = sorted(set(events), key=lambda e: (e.instant, e.timeline))
     partitions = {e.partition for e in history.events}
     if history.partition is None and len(partitions) == 1:

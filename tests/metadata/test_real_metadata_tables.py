@@ -90,12 +90,12 @@ def test_table_without_metadata_table_exits_2(name, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name", params_or_skip(WITH_MDT[:1], "the v8 table with a metadata table"))
-def test_read_only_open_leaves_orphan_repair_refused(name, tmp_path, capsys):
+def test_read_only_open_leaves_savepoints_refused(name, tmp_path, capsys):
     base = unzip_table(name, tmp_path)
     assert MetadataTable(str(base)).files_listing.total_files > 0
     assert HoodieTable(str(base)).maintenance.status().completed_commits == 7
-    assert main(["repair", "orphans", str(base)]) == 2
-    assert "orphan-file repair of table version 8 (Hudi 1.x) is not supported yet" in capsys.readouterr().err
+    assert main(["savepoint", "create", str(base), "20260101000000000"]) == 2
+    assert "savepoint of table version 8 (Hudi 1.x) is not supported yet" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", params_or_skip(WITH_MDT[:1], "the v8 table with a metadata table"))

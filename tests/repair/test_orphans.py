@@ -15,7 +15,7 @@ from hudi_assets.archive.config import ArchiveConfig
 from hudi_assets.avro import serialize_metadata
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.engine import LocalEngine
-from hudi_assets.exceptions import HudiInputError, InvalidConfigError, UnsupportedTableError
+from hudi_assets.exceptions import HudiInputError, InvalidConfigError
 from hudi_assets.heartbeat import heartbeat_path
 from hudi_assets.ownership import load_ownership
 from hudi_assets.repair import OrphanConfig, OrphanFileRepair, parse_duration
@@ -180,14 +180,6 @@ def test_a_file_older_than_both_timelines_refuses_the_run(corpus):
     with pytest.raises(HudiInputError, match="older than every instant"):
         repair(b.table()).quarantine()
     assert all((b.root / p).exists() for p in orphans)
-
-
-def test_hudi_1x_tables_are_refused_until_their_issue_lands(tmp_path):
-    b = TableBuilder(tmp_path / "t", props={"hoodie.table.version": "8",
-                                            "hoodie.timeline.layout.version": "2",
-                                            "hoodie.timeline.path": "timeline"})
-    with pytest.raises(UnsupportedTableError, match="orphan-file repair of table version 8"):
-        repair(b.table())
 
 
 def test_a_missing_archive_refuses_the_run(tmp_path):
