@@ -8,6 +8,7 @@ Layout v1 keeps every state of an instant as its own file in `.hoodie/` (`T.clea
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -128,3 +129,20 @@ class Instant:
     def __str__(self) -> str:
         return f"[{self.timestamp}__{self.action}__{self.state.name}]"
 
+
+def completed_instants(times: Iterable[str], actions: Iterable[str]) -> list[Instant]:
+    """Completed instants of times and actions already typed (an archive's columns), made by setting
+    the slots directly: a frozen dataclass's `__init__` sets each field through `object.__setattr__`,
+    which makes 100,000 of them a fifth slower. Knows `Instant`'s three fields and nothing else."""
+    new, instant = object.__new__, Instant
+    set_time, set_action, set_state = (Instant.timestamp.__set__, Instant.action.__set__,
+                                       Instant.state.__set__)
+    done = State.COMPLETED
+    made = []
+    for time, action in zip(times, actions, strict=True):
+        one = new(instant)
+        set_time(one, time)
+        set_action(one, action)
+        set_state(one, done)
+        made.append(one)
+    return made

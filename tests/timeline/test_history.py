@@ -126,3 +126,39 @@ def test_an_instant_archived_without_completion_time_completed_at_its_own_time(s
     storage.write(f"{HISTORY}/100_110_0.parquet", _parquet(rows))
     _manifest(storage, 1, ["100_110_0.parquet"])
     assert LSMHistory(storage, HISTORY).timeline().completion_times == {"100": "105", "110": "110"}
+
+
+def test_the_archived_timeline_counts_without_making_instants(storage):
+    """`len` and truth come from the rows; the instants and completion times are made on first use."""
+    _history(storage)
+    timeline = LSMHistory(storage, HISTORY).timeline()
+    assert len(timeline) == 6 and timeline
+    assert "instants" not in vars(timeline) and "completion_times" not in vars(timeline)
+    assert [(i.timestamp, i.action, timeline.completion_times[i.timestamp]) for i in timeline] == EXPECTED
+    assert timeline.last().timestamp == "150" and len(timeline.filter_actions({"commit"})) == 2
+
+
+def test_rows_out_of_order_read_back_in_hudis_order(storage):
+    """Files listed newest first (a compacted layer after a newer L0 file), rows out of order within a
+    file and one time under two actions: sorted by time, then action, as Hudi's order."""
+    compacted = _rows(*[(t, c, a) for t, a, c in reversed(EXPECTED[:4])])
+    storage.write(f"{HISTORY}/100_136_1.parquet", _parquet(compacted))
+    storage.write(f"{HISTORY}/140_158_0.parquet", _parquet(_rows(("150", "158", "replacecommit"),
+                                                                 ("140", "141", "rollback"),
+                                                                 ("140", "142", "clean"))))
+    _manifest(storage, 1, ["140_158_0.parquet", "100_136_1.parquet"])
+    history = LSMHistory(storage, HISTORY)
+    times = ["100", "110", "120", "130", "140", "140", "150"]
+    assert history.read().column("instantTime").to_pylist() == times
+    assert [(i.timestamp, i.action) for i in history.timeline()] == [
+        *((t, a) for t, a, _ in EXPECTED[:4]), ("140", "clean"), ("140", "rollback"),
+        ("150", "replacecommit")]
+
+
+def test_a_history_file_without_a_column_is_named(storage):
+    out = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(L0_A, SCHEMA).drop_columns(["action"]), out)
+    storage.write(f"{HISTORY}/100_115_0.parquet", out.getvalue())
+    _manifest(storage, 1, ["100_115_0.parquet"])
+    with pytest.raises(CorruptFileError, match=r"100_115_0\.parquet.*has no column action"):
+        LSMHistory(storage, HISTORY).timeline()

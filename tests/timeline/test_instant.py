@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hudi_assets.exceptions import CorruptFileError
-from hudi_assets.timeline.instant import ACTIONS, SAVEPOINT, Instant, State
+from hudi_assets.timeline.instant import ACTIONS, SAVEPOINT, Instant, State, completed_instants
 
 T = "20240101120000123"
 
@@ -86,3 +88,14 @@ def test_only_ascii_digits_make_instant_times_as_in_java():
     with pytest.raises(pandera.errors.SchemaError):
         TIMELINE_SCHEMA.validate(frame)
     TIMELINE_SCHEMA.validate(frame.assign(instant=[T]))
+
+
+def test_completed_instants_are_the_instants_the_constructor_makes():
+    """`completed_instants` sets `Instant`'s slots itself: a field added to `Instant` must reach it."""
+    assert [f.name for f in dataclasses.fields(Instant)] == ["timestamp", "action", "state"]
+    made = completed_instants([T, "00000000000000"], ["commit", "clean"])
+    assert made == [Instant(T, "commit"), Instant("00000000000000", "clean")]
+    assert [hash(i) for i in made] == [hash(Instant(T, "commit")), hash(Instant("00000000000000", "clean"))]
+    assert all(type(i) is Instant and i.is_completed for i in made)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made[0].action = "clean"
