@@ -90,6 +90,10 @@ TREE = {"type": "record", "name": "Tree", "fields": [
     ({"type": "array", "items": "string"}, ["a" * n for n in (0, 1, 63, 64, 127, 128, 8191)]),
     ({"type": "array", "items": "string"}, ["b" * n for n in (5, 8192)]),
     ({"type": "array", "items": ["null", "long"]}, [None, 0, 8191, 8192, -1, 2**63 - 1]),
+    # every varint length, at both ends (one to four bytes are made without a loop)
+    ({"type": "array", "items": "long"},
+     [v for bits in range(0, 64, 7) for edge in (2**bits - 1, 2**bits) for v in (edge, -edge, -edge - 1)
+      if -(2**63) <= v < 2**63] + [435_000, 2**27 - 1, 2**27, -(2**63)]),
     ({"type": "record", "name": "Empty", "fields": []}, {}),
 ])
 def test_values_encode_as_fastavro(schema, value):
