@@ -16,6 +16,7 @@ from support.refdata import shared_path
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.archive.conversion import convert_commit_metadata, to_archived_entry
 from hudi_assets.avro import deserialize_metadata, java_schema_json, serialize_metadata
+from hudi_assets.avro.binary import unencoded
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.cli import main
 from hudi_assets.logformat.archived import encode_archive_file
@@ -55,7 +56,7 @@ def test_archive_writes_decodes_and_deletes(tmp_path):
         raw = originals[(i.timestamp, i.action, i.state)]
         assert entry.record["version"] is None and len(entry.record["stateTransitionTime"]) == 17
         if i.action == "commit" and i.state.name != "REQUESTED":
-            assert entry.payload == convert_commit_metadata(json.loads(raw))
+            assert entry.payload == unencoded(convert_commit_metadata(json.loads(raw)))
             assert entry.payload["extraMetadata"]["ROLLING_STAT"] == ""
         elif i.action == "commit":  # an empty requested file reads as an empty HoodieCommitMetadata
             assert entry.payload == {"partitionToWriteStats": {}, "extraMetadata": {"ROLLING_STAT": ""},
@@ -410,11 +411,16 @@ def test_compaction_plan_copies_in_aux_go_with_their_archived_instants(tmp_path)
                            f".bootstrap/{ts(1)}.clean.requested"])
 
 
-def test_an_archive_run_lists_the_timeline_once_before_it_selects(tmp_path, monkeypatch):
+@pytest.mark.parametrize("aux_copy", [False, True])
+def test_an_archive_run_lists_the_timeline_once_before_it_selects(tmp_path, monkeypatch, aux_copy):
     """A run on a table just opened reads `.hoodie/` once to refuse and select (the future-instant
-    refusal reads the timeline the selection is made from), once more before removing the `.aux`
-    copies."""
+    refusal reads the timeline the selection is made from), and once more only when `.aux` holds
+    copies of instants up to the last archived commit, to judge which are still active; the table's
+    timeline is read again when next used."""
     table = TableBuilder(tmp_path).archivable().table()
+    if aux_copy:
+        (tmp_path / ".hoodie/.aux").mkdir(parents=True, exist_ok=True)
+        (tmp_path / ".hoodie/.aux" / f"{ts(3)}.compaction.requested").write_bytes(b"")
     listed: list[str] = []
     listing = table.storage.list
 
@@ -423,5 +429,7 @@ def test_an_archive_run_lists_the_timeline_once_before_it_selects(tmp_path, monk
         return listing(folder, *args, **kwargs)
 
     monkeypatch.setattr(table.storage, "list", recording)
-    assert HoodieTimelineArchiver(table, SMALL).archive().records_written > 0
-    assert listed.count(".hoodie") == 2
+    result = HoodieTimelineArchiver(table, SMALL).archive()
+    assert result.records_written > 0 and result.aux_removed == aux_copy
+    assert listed.count(".hoodie") == (2 if aux_copy else 1)
+    assert set(table.active_timeline.timestamps).isdisjoint(i.timestamp for i in result.selection.instants)
