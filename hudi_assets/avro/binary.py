@@ -65,7 +65,7 @@ class Mismatch(Exception):
 
 
 class Encoded(bytes):
-    """An array (not a union's branch) encoded beforehand, column by column (`record_array`); the
+    """An array (not a union's branch) encoded beforehand, column by column (`record_arrays`); the
     generated encoder writes it as it is. `plain()` makes the array itself, for fastavro when the
     record around it falls back (`unencoded`)."""
 
