@@ -72,8 +72,13 @@ class HoodieTable:
         return TableMaintenance(self)
 
     def reload_timeline(self) -> ActiveTimeline:
-        self.__dict__.pop("active_timeline", None)
+        self.forget_timeline()
         return self.active_timeline
+
+    def forget_timeline(self) -> None:
+        """The timeline is read again when next used (after a service changed it, without paying for
+        a read no one may need)."""
+        self.__dict__.pop("active_timeline", None)
 
     def __repr__(self) -> str:
         return f"HoodieTable({self.config.name!r}, {self.config.table_type}, {self.base_path!r})"

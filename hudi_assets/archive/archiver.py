@@ -318,15 +318,19 @@ class HoodieTimelineArchiver:
         if not commits:
             return
         threshold = max(commits)
-        active = set(self.table.reload_timeline().timestamps)
-        copies = []
+        candidates = []
         for name in self.storage.list_directory(AUX_FOLDER).files:
             try:
                 instant = Instant.parse_file_name(name)
             except CorruptFileError:
                 continue  # an action or state Hudi does not write: not a copy of ours to judge
-            if instant is not None and instant.timestamp <= threshold and instant.timestamp not in active:
-                copies.append(f"{AUX_FOLDER}/{name}")
+            if instant is not None and instant.timestamp <= threshold:
+                candidates.append((instant.timestamp, name))
+        if not candidates:
+            self.table.forget_timeline()  # read again only when used, not to judge copies there are none of
+            return
+        active = set(self.table.reload_timeline().timestamps)
+        copies = [f"{AUX_FOLDER}/{name}" for timestamp, name in candidates if timestamp not in active]
         outcome = self.storage.delete_many(copies)
         result.aux_removed = len(outcome.deleted)
         for path, why in outcome.failed.items():  # a stale copy is read by no one; a later run retries

@@ -14,10 +14,19 @@ empty file (a clean plan, a requested compaction plan) cannot be read and fails 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from datetime import datetime
+from itertools import chain, islice, repeat
 from typing import Any
 
 from hudi_assets.avro import deserialize_metadata
+from hudi_assets.avro.binary import (
+    Encoded,
+    Mismatch,
+    nullable_long_column,
+    nullable_string_column,
+    record_arrays,
+)
 from hudi_assets.clean.plan import CleanerPlan
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.timeline.commit_metadata import SHAPE_ERRORS, commit_json_object, unexpected_shape
@@ -79,9 +88,71 @@ def _write_stat(stat: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# HoodieWriteStat's Avro fields in schema order, each as `_write_stat` converts it: "str" (null stays
+# null), "long" (null or absent is 0), "null" (no Java field).
+_WRITE_STAT_COLUMNS = (
+    ("fileId", "str"), ("path", "str"), ("prevCommit", "str"), ("numWrites", "long"),
+    ("numDeletes", "long"), ("numUpdateWrites", "long"), ("totalWriteBytes", "long"),
+    ("totalWriteErrors", "long"), ("partitionPath", "str"), ("totalLogRecords", "long"),
+    ("totalLogFiles", "null"), ("totalUpdatedRecordsCompacted", "long"), ("numInserts", "long"),
+    ("totalLogBlocks", "long"), ("totalCorruptLogBlock", "long"), ("totalRollbackBlocks", "long"),
+    ("fileSizeInBytes", "long"),
+)
+
+
+# Below this many write stats in a commit, setting up the columns costs more than it saves (measured:
+# even at 16, 9% faster at 32, 26% at 100).
+COLUMNS_FROM = 16
+
+
+def _write_stats(stats: dict[str, Any]) -> dict[str, list[dict[str, Any]] | Encoded]:
+    """Each partition's write stats as Avro HoodieWriteStat records: already encoded, a column per
+    field over all the commit's stats (a commit lists every file it wrote), when it has
+    `COLUMNS_FROM` stats or more and every stat is a JSON object whose fields hold what Avro
+    takes unconverted; else converted one stat at a time (`_write_stat`: str() and int() of other
+    kinds, or their errors)."""
+    partitions = list(stats.items())
+
+    def plain(n: int) -> list[dict[str, Any]]:
+        return [_write_stat(s) for s in (partitions[n][1] or [])]
+
+    lists = [items or [] for _, items in partitions]
+    if set(map(type, lists)) - {list}:
+        return {p: plain(n) for n, p in enumerate(stats)}
+    every = list(chain.from_iterable(lists))
+    if len(every) < COLUMNS_FROM or set(map(type, every)) - {dict}:
+        return {p: plain(n) for n, p in enumerate(stats)}
+    try:  # all the string fields in one pass, all the long fields in another
+        by_kind = {kind: iter(_field_values(every, names, encode))
+                   for kind, (names, encode) in _KINDS.items()}
+    except Mismatch:
+        return {p: plain(n) for n, p in enumerate(stats)}
+    count = len(every)
+    columns = [list(islice(by_kind[kind], count)) if kind != "null" else [b"\x00"] * count
+               for _, kind in _WRITE_STAT_COLUMNS]
+    return dict(zip(stats, record_arrays(columns, list(map(len, lists)), plain), strict=True))
+
+
+def _field_values(stats: list[dict[str, Any]], names: tuple[str, ...],
+                  encode: Callable[[list], list[bytes]]) -> list[bytes]:
+    """The encodings of fields `names` (all of one kind) of every stat, field after field."""
+    keys = chain.from_iterable(repeat(name, len(stats)) for name in names)
+    values = list(map(dict.get, stats * len(names), keys))
+    return encode(values)
+
+
+def _long_values(values: list) -> list[bytes]:
+    return nullable_long_column([0 if v is None else v for v in values] if None in values else values)
+
+
+_KINDS = {"str": (tuple(n for n, k in _WRITE_STAT_COLUMNS if k == "str"), nullable_string_column),
+          "long": (tuple(n for n, k in _WRITE_STAT_COLUMNS if k == "long"), _long_values)}
+
+
 def convert_commit_metadata(obj: dict[str, Any], replace: bool = False) -> dict[str, Any]:
     """Commit JSON object, as parsed -> Avro HoodieCommitMetadata (or HoodieReplaceCommitMetadata)
-    record. A value of the wrong kind raises one of `SHAPE_ERRORS`."""
+    record, its write stats encoded already where they can be (`_write_stats`). A value of the wrong
+    kind raises one of `SHAPE_ERRORS`."""
     stats = obj.get("partitionToWriteStats") or {}
     extra = {str(k): (None if v is None else str(v)) for k, v in (obj.get("extraMetadata") or {}).items()}
     extra[ROLLING_STAT] = ""
@@ -89,7 +160,7 @@ def convert_commit_metadata(obj: dict[str, Any], replace: bool = False) -> dict[
     if not replace and obj.get("compacted"):
         operation = "COMPACT"
     record: dict[str, Any] = {
-        "partitionToWriteStats": {p: [_write_stat(s) for s in (items or [])] for p, items in stats.items()},
+        "partitionToWriteStats": _write_stats(stats),
         "extraMetadata": extra,
         "version": None,
         "operationType": operation,

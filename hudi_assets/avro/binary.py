@@ -12,6 +12,7 @@ accept (tests hold them equal).
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -20,8 +21,16 @@ from hudi_assets.avro.codegen import CodeGenerator
 
 
 def encode_long(value: int) -> bytes:
-    """Avro's zig-zag varint encoding of a long."""
+    """Avro's zig-zag varint encoding of a long. Up to four bytes (values below 2**27: sizes, counts
+    and times of write stats, millions per archive run) made at once, without a loop."""
     zigzag = (value << 1) ^ (value >> 63)
+    if zigzag < 0x4000:
+        return bytes((zigzag,)) if zigzag < 0x80 else bytes((zigzag & 0x7F | 0x80, zigzag >> 7))
+    if zigzag < 0x200000:
+        return bytes((zigzag & 0x7F | 0x80, zigzag >> 7 & 0x7F | 0x80, zigzag >> 14))
+    if zigzag < 0x10000000:
+        return bytes((zigzag & 0x7F | 0x80, zigzag >> 7 & 0x7F | 0x80, zigzag >> 14 & 0x7F | 0x80,
+                      zigzag >> 21))
     out = bytearray()
     while zigzag > 0x7F:
         out.append((zigzag & 0x7F) | 0x80)
@@ -53,6 +62,78 @@ _INT64 = (-(2**63), 2**63 - 1)
 
 class Mismatch(Exception):
     """The value does not fit this encoder's fast path; encode it with fastavro."""
+
+
+class Encoded(bytes):
+    """An array (not a union's branch) encoded beforehand, column by column (`record_arrays`); the
+    generated encoder writes it as it is. `plain()` makes the array itself, for fastavro when the
+    record around it falls back (`unencoded`)."""
+
+    plain: Callable[[], list]
+
+
+def unencoded(value: Any) -> Any:
+    """`value` with every `Encoded` array inside it made plain again (only on fastavro's path)."""
+    if type(value) is Encoded:
+        return value.plain()
+    if type(value) is dict:
+        return {k: unencoded(v) for k, v in value.items()}
+    if type(value) is list:
+        return [unencoded(v) for v in value]
+    return value
+
+
+def _nullable_string(value: Any) -> bytes:
+    if value is None:
+        return b"\x00"
+    if type(value) is not str:
+        raise Mismatch
+    data = value.encode()
+    return b"\x02" + encode_long(len(data)) + data
+
+
+def _nullable_long(value: Any) -> bytes:
+    if value is None:
+        return b"\x00"
+    if type(value) is not int:
+        raise Mismatch
+    return b"\x02" + _long(value)
+
+
+def nullable_string_column(values: list) -> list[bytes]:
+    """The encodings of a `["null", "string"]` field in each record: C-level maps when all are
+    strings shorter than 8192 bytes (file ids and paths), a call per value otherwise."""
+    if set(map(type, values)) == {str}:
+        data = list(map(str.encode, values))
+        try:
+            return list(map(bytes.__add__, map(_UNION1_VARINTS.__getitem__, map(len, data)), data))
+        except IndexError:
+            pass
+    return list(map(_nullable_string, values))
+
+
+def nullable_long_column(values: list) -> list[bytes]:
+    """The encodings of a `["null", "long"]` field in each record: a table lookup per value from 0 to
+    8191, a call per other value (`Mismatch` beyond a long or for a value that is no int)."""
+    if set(map(type, values)) != {int}:
+        return list(map(_nullable_long, values))
+    return [_UNION1_VARINTS[v] if 0 <= v < 8192 else b"\x02" + _long(v) for v in values]
+
+
+def record_arrays(columns: list[list[bytes]], counts: list[int],
+                  plain: Callable[[int], list]) -> list[Encoded]:
+    """Arrays of records whose fields' encodings are `columns` (one list per field, in schema order,
+    one item per record), the first `counts[0]` records in the first array and so on: one C-level
+    join per record, none per field. `plain(n)` makes array n itself (`Encoded.plain`)."""
+    records = list(map(b"".join, zip(*columns, strict=True)))
+    arrays, start = [], 0
+    for n, count in enumerate(counts):
+        encoded = Encoded((_VARINTS[count] if count < 8192 else encode_long(count)) +
+                          b"".join(records[start:start + count]) + _END if count else _END)
+        encoded.plain = functools.partial(plain, n)
+        arrays.append(encoded)
+        start += count
+    return arrays
 
 
 def _long(value: int) -> bytes:
@@ -113,7 +194,7 @@ class _Compiler(CodeGenerator):
     def __init__(self, strict: bool = False, tuples: Mapping[str, type] | None = None) -> None:
         super().__init__({"Mismatch": Mismatch, "_V": _VARINTS, "_V1": _UNION1_VARINTS, "_END": _END,
                           "_enc": encode_long, "_long": _long, "_int": _int, "_bytes": _bytes,
-                          "_strings": _strings})
+                          "_strings": _strings, "_Encoded": Encoded})
         self.strict = strict
         self.tuples = dict(tuples or {})
         self.named: dict[str, str] = {}  # full name -> name of its function in `env`
@@ -161,11 +242,12 @@ class _Compiler(CodeGenerator):
         if kind == "array" and schema["items"] == "string":
             return [*check, f"{ind}if {v}:\n", *self.length(f"len({v})", ind + "    "),
                     f"{ind}    out += _strings({v})\n", f"{ind}ap(_END)\n"]
-        if kind == "array":
-            item = self.fresh("i")
-            return [*check, f"{ind}if {v}:\n", *self.length(f"len({v})", ind + "    "),
-                    f"{ind}    for {item} in {v}:\n",
-                    *self.item(schema["items"], namespace, item, ind + "        "), f"{ind}ap(_END)\n"]
+        if kind == "array":  # an array made beforehand (`Encoded`), unless a union has checked it is a list
+            item, body = self.fresh("i"), ind if typed else ind + "    "
+            lines = [*self.check(v, ("list", "tuple"), body, typed), f"{body}if {v}:\n",
+                     *self.length(f"len({v})", body + "    "), f"{body}    for {item} in {v}:\n",
+                     *self.item(schema["items"], namespace, item, body + "        "), f"{body}ap(_END)\n"]
+            return lines if typed else [f"{ind}if type({v}) is _Encoded: ap({v})\n", f"{ind}else:\n", *lines]
         if kind == "map":
             key, item = self.fresh("k"), self.fresh("i")
             check = self.check(v, ("dict",), ind, typed)

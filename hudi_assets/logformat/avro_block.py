@@ -19,7 +19,7 @@ from typing import Any
 from fastavro import parse_schema, schemaless_reader, schemaless_writer
 from fastavro.types import Schema
 
-from hudi_assets.avro.binary import Mismatch, compile_encoder
+from hudi_assets.avro.binary import Mismatch, compile_encoder, unencoded
 from hudi_assets.avro.container import encode_long
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.logformat.block import BlockType, HeaderKey, LogBlock
@@ -39,7 +39,7 @@ def encode_avro_record(record: Mapping[str, Any], schema_text: str) -> bytes:
         return _record_encoder(schema_text)(record)
     except Mismatch:
         buffer = io.BytesIO()
-        schemaless_writer(buffer, _record_schema(schema_text), record)
+        schemaless_writer(buffer, _record_schema(schema_text), unencoded(record))
         return buffer.getvalue()
 
 

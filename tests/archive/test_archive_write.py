@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import signal
 import subprocess
@@ -9,16 +10,18 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import fastavro
 import pytest
-from support.builders import TableBuilder, ts
+from support.builders import TableBuilder, base_file, ts
 from support.refdata import shared_path
 
 from hudi_assets.archive import ArchiveConfig, HoodieTimelineArchiver
 from hudi_assets.archive.conversion import convert_commit_metadata, to_archived_entry
 from hudi_assets.avro import deserialize_metadata, java_schema_json, serialize_metadata
+from hudi_assets.avro.binary import Encoded, unencoded
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.cli import main
-from hudi_assets.logformat.archived import encode_archive_file
+from hudi_assets.logformat.archived import archive_file_of_encoded, encode_archive_file
 from hudi_assets.logformat.block import BlockType
 from hudi_assets.logformat.reader import read_blocks
 from hudi_assets.timeline.archived import MERGE_PLAN_FILE, ArchivedTimeline
@@ -55,7 +58,7 @@ def test_archive_writes_decodes_and_deletes(tmp_path):
         raw = originals[(i.timestamp, i.action, i.state)]
         assert entry.record["version"] is None and len(entry.record["stateTransitionTime"]) == 17
         if i.action == "commit" and i.state.name != "REQUESTED":
-            assert entry.payload == convert_commit_metadata(json.loads(raw))
+            assert entry.payload == unencoded(convert_commit_metadata(json.loads(raw)))
             assert entry.payload["extraMetadata"]["ROLLING_STAT"] == ""
         elif i.action == "commit":  # an empty requested file reads as an empty HoodieCommitMetadata
             assert entry.payload == {"partitionToWriteStats": {}, "extraMetadata": {"ROLLING_STAT": ""},
@@ -410,11 +413,16 @@ def test_compaction_plan_copies_in_aux_go_with_their_archived_instants(tmp_path)
                            f".bootstrap/{ts(1)}.clean.requested"])
 
 
-def test_an_archive_run_lists_the_timeline_once_before_it_selects(tmp_path, monkeypatch):
+@pytest.mark.parametrize("aux_copy", [False, True])
+def test_an_archive_run_lists_the_timeline_once_before_it_selects(tmp_path, monkeypatch, aux_copy):
     """A run on a table just opened reads `.hoodie/` once to refuse and select (the future-instant
-    refusal reads the timeline the selection is made from), once more before removing the `.aux`
-    copies."""
+    refusal reads the timeline the selection is made from), and once more only when `.aux` holds
+    copies of instants up to the last archived commit, to judge which are still active; the table's
+    timeline is read again when next used."""
     table = TableBuilder(tmp_path).archivable().table()
+    if aux_copy:
+        (tmp_path / ".hoodie/.aux").mkdir(parents=True, exist_ok=True)
+        (tmp_path / ".hoodie/.aux" / f"{ts(3)}.compaction.requested").write_bytes(b"")
     listed: list[str] = []
     listing = table.storage.list
 
@@ -423,5 +431,34 @@ def test_an_archive_run_lists_the_timeline_once_before_it_selects(tmp_path, monk
         return listing(folder, *args, **kwargs)
 
     monkeypatch.setattr(table.storage, "list", recording)
-    assert HoodieTimelineArchiver(table, SMALL).archive().records_written > 0
-    assert listed.count(".hoodie") == 2
+    result = HoodieTimelineArchiver(table, SMALL).archive()
+    assert result.records_written > 0 and result.aux_removed == aux_copy
+    assert listed.count(".hoodie") == (2 if aux_copy else 1)
+    assert set(table.active_timeline.timestamps).isdisjoint(i.timestamp for i in result.selection.instants)
+
+
+def test_archive_file_of_commits_listing_many_files_is_fastavros(tmp_path):
+    """Commits of 20 write stats (their stats encoded column by column; the inflight workload's null
+    paths among them) archive to the bytes of an archive file whose entries fastavro encoded from the
+    stats converted one by one."""
+    b = TableBuilder(tmp_path)
+    for i in range(12):
+        b.commit(ts(i), {p: [base_file(f"f{n}-{p}", ts(i)) for n in range(10)] for p in ("p1", "p2")})
+    table = b.table()
+    archiver = HoodieTimelineArchiver(table, SMALL)
+    selection = archiver.plan()
+    timeline = table.active_timeline
+    schema = json.loads(java_schema_json("HoodieArchivedMetaEntry"))
+    entries = [to_archived_entry(timeline, i) for i in selection.state_files]
+    assert any(type(v) is Encoded for e in entries if e.get("hoodieCommitMetadata")
+               for v in e["hoodieCommitMetadata"]["partitionToWriteStats"].values())
+    expected = []
+    for entry in entries:
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, fastavro.parse_schema(schema), unencoded(entry))
+        expected.append(out.getvalue())
+    result = archiver.archive(merge=False, selection=selection)
+    assert result.records_written == len(entries) > 20
+    written = (tmp_path / result.archive_file).read_bytes()
+    assert written == archive_file_of_encoded(expected, java_schema_json("HoodieArchivedMetaEntry"),
+                                              SMALL.archival_batch)

@@ -11,13 +11,13 @@ import fastavro
 import pytest
 from support.refdata import TABLES, table_zips, unzip_table
 
-from hudi_assets.archive.conversion import to_archived_entry
+from hudi_assets.archive.conversion import COLUMNS_FROM, convert_commit_metadata, to_archived_entry
 from hudi_assets.avro import java_schema_json
-from hudi_assets.avro.binary import Mismatch, compile_encoder
+from hudi_assets.avro.binary import Encoded, Mismatch, compile_encoder, unencoded
 from hudi_assets.demo import generate_table
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.logformat.archived import read_archived_records
-from hudi_assets.logformat.avro_block import encode_avro_data_block
+from hudi_assets.logformat.avro_block import encode_avro_data_block, encode_avro_record
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 
@@ -25,8 +25,9 @@ ENTRY = java_schema_json("HoodieArchivedMetaEntry")
 
 
 def _fastavro(schema, record) -> bytes:
+    """fastavro's bytes of `record`, its arrays encoded beforehand (`Encoded`) made plain for it."""
     out = io.BytesIO()
-    fastavro.schemaless_writer(out, fastavro.parse_schema(schema), record)
+    fastavro.schemaless_writer(out, fastavro.parse_schema(schema), unencoded(record))
     return out.getvalue()
 
 
@@ -90,6 +91,10 @@ TREE = {"type": "record", "name": "Tree", "fields": [
     ({"type": "array", "items": "string"}, ["a" * n for n in (0, 1, 63, 64, 127, 128, 8191)]),
     ({"type": "array", "items": "string"}, ["b" * n for n in (5, 8192)]),
     ({"type": "array", "items": ["null", "long"]}, [None, 0, 8191, 8192, -1, 2**63 - 1]),
+    # every varint length, at both ends (one to four bytes are made without a loop)
+    ({"type": "array", "items": "long"},
+     [v for bits in range(0, 64, 7) for edge in (2**bits - 1, 2**bits) for v in (edge, -edge, -edge - 1)
+      if -(2**63) <= v < 2**63] + [435_000, 2**27 - 1, 2**27, -(2**63)]),
     ({"type": "record", "name": "Empty", "fields": []}, {}),
 ])
 def test_values_encode_as_fastavro(schema, value):
@@ -148,3 +153,53 @@ def test_tuple_classes_must_fit_their_record():
         compile_encoder(PAIRS, tuples={"Pair": NamedTuple("One", [("name", str)])})
     with pytest.raises(ValueError, match="no record named"):
         compile_encoder(PAIRS, tuples={"Other": Pair})
+
+
+def _commit(stats_per_partition: dict) -> dict:
+    return {"partitionToWriteStats": stats_per_partition, "compacted": False,
+            "extraMetadata": {"schema": "s"}, "operationType": "UPSERT"}
+
+
+def _stat(n: int, **values) -> dict:
+    stat = {"fileId": f"f{n}", "path": f"p/f{n}-é.parquet" if n % 5 == 0 else f"p/f{n}.parquet",
+            "prevCommit": "null", "numWrites": n * 1000, "numDeletes": -n, "numInserts": 2**40 + n,
+            "totalWriteBytes": 8191 + n, "fileSizeInBytes": 2**63 - 1 - n, "partitionPath": "p",
+            "totalLogRecords": None, "cdcStats": None, "runtimeStats": {"totalScanTime": 1}}
+    del stat["numDeletes" if n % 3 == 0 else "cdcStats"]  # absent: 0
+    return {**stat, **values}
+
+
+ODD = {"numWrites": "12"}, {"fileId": 7}, {"numInserts": True}, {"totalWriteBytes": 2.0}, {"fileId": None}
+
+
+@pytest.mark.parametrize("odd", [None, *ODD])
+def test_write_stats_encoded_by_columns_are_the_bytes_of_the_converted_stats(odd):
+    """A commit's write stats encoded column by column write the bytes fastavro writes for the stats
+    converted one by one; a stat with a value Avro does not take as it is (a number as a string, a
+    bool, a float) converts the commit's stats one by one, as before."""
+    stats = [_stat(n) for n in range(COLUMNS_FROM + 20)] + [_stat(99, path="x" * 9000)]
+    if odd:
+        stats[COLUMNS_FROM].update(odd)
+    obj = _commit({"a": stats[:10], "b": [], "c": None, "d": stats[10:]})
+    converted = convert_commit_metadata(obj)
+    written = converted["partitionToWriteStats"]
+    assert {type(v) for v in written.values()} == ({Encoded} if odd in (None, ODD[-1]) else {list})
+    assert unencoded(converted) == json.loads(json.dumps(converted, default=lambda e: e.plain()))
+    entry = {"commitTime": "1", "actionType": "commit", "actionState": "COMPLETED", "version": None,
+             "stateTransitionTime": "2", "hoodieCommitMetadata": converted}
+    schema = json.loads(ENTRY)
+    assert compile_encoder(schema)(entry) == _fastavro(schema, entry)
+    assert encode_avro_record(entry, ENTRY) == _fastavro(schema, entry)
+
+
+def test_a_record_around_encoded_stats_falls_back_to_fastavro_with_them_plain():
+    """A record the generated encoder leaves to fastavro (here a union fastavro must decide) still
+    encodes when it holds write stats encoded beforehand: fastavro gets them plain."""
+    converted = convert_commit_metadata(_commit({"p": [_stat(n) for n in range(COLUMNS_FROM)]}))
+    schema = {"type": "record", "name": "R", "fields": [
+        {"name": "n", "type": ["null", "int", "long"]},
+        {"name": "m", "type": json.loads(ENTRY)["fields"][0]["type"]}]}
+    record = {"n": 1, "m": converted}
+    with pytest.raises(Mismatch):
+        compile_encoder(schema)(record)
+    assert encode_avro_record(record, json.dumps(schema)) == _fastavro(schema, record)
