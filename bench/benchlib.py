@@ -78,6 +78,28 @@ def report(name: str, ours: list[float], floor: list[float], target: float, what
     return ratio
 
 
+def interleaved(name: str, target: float, runs: int, floor: tuple[str, Callable[[], Any]],
+                ours: tuple[str, Callable[[], Any]]) -> tuple[Any, Any]:
+    """Runs the floor and ours alternately `runs` times, printing each run, then the ratio of the
+    medians (wall and CPU) against `target`. Returns the last result of each, for the caller's
+    checks that both did the same work."""
+    (floor_name, floor_fn), (ours_name, ours_fn) = floor, ours
+    walls: tuple[list[float], list[float]] = ([], [])
+    cpus: tuple[list[float], list[float]] = ([], [])
+    results: list[Any] = [None, None]
+    for run in range(runs):
+        line = []
+        for i, (label, fn) in enumerate(((floor_name, floor_fn), (ours_name, ours_fn))):
+            wall, cpu, results[i] = cpu_timed(fn)
+            walls[i].append(wall)
+            cpus[i].append(cpu)
+            line.append(f"{label} {wall:.2f} s ({cpu:.2f} s CPU)")
+        print(f"run {run + 1}: {', '.join(line)}", flush=True)
+    report(name, walls[1], walls[0], target)
+    report(name, cpus[1], cpus[0], target, "CPU")
+    return results[0], results[1]
+
+
 def plan_digest(plan: dict[str, Any]) -> str:
     """sha256 of a plan's decisions in their order: policy, ECTR, last completed commit, the file
     names per partition (plan order) and the partitions to delete. Names, not paths: a planned file

@@ -36,6 +36,7 @@ from benchlib import (
     build_table,
     cleaner_plan_digest,
     cpu_timed,
+    interleaved,
     load,
     plan_digest,
     report,
@@ -102,19 +103,10 @@ def dry_run(path: Path, *extra: str) -> subprocess.CompletedProcess:
 def cmd_plan(args: argparse.Namespace) -> None:
     path = table_path(args.partitions)
     scandir_walk(str(path), stat=True)  # warm the page cache before anything is measured
-    ours, floors, ours_cpu, floors_cpu = [], [], [], []
-    output = None
-    for run in range(args.runs):
-        floor, floor_cpu, files = cpu_timed(lambda: scandir_walk(str(path), stat=True))
-        took, took_cpu, output = cpu_timed(lambda: dry_run(path, "--json"))
-        floors.append(floor)
-        ours.append(took)
-        floors_cpu.append(floor_cpu)
-        ours_cpu.append(took_cpu)
-        print(f"run {run + 1}: {files} files | scandir+stat {floor:.2f} s ({floor_cpu:.2f} s CPU), "
-              f"dry run {took:.2f} s ({took_cpu:.2f} s CPU)", flush=True)
-    report("plan (dry run vs scandir+stat walk)", ours, floors, 1.5)
-    report("plan (dry run vs scandir+stat walk)", ours_cpu, floors_cpu, 1.5, "CPU")
+    files, output = interleaved("plan (dry run vs scandir+stat walk)", 1.5, args.runs,
+                                ("scandir+stat", lambda: scandir_walk(str(path), stat=True)),
+                                ("dry run", lambda: dry_run(path, "--json")))
+    print(f"the walk finds {files} files")
     plan = json.loads(output.stdout)
     digest = plan_digest(plan)
     print(f"plan: {plan['totals']['files']} files in {len(plan['partitions'])} partitions, "
@@ -276,21 +268,12 @@ def cmd_versions(args: argparse.Namespace) -> None:
     paths = {6: table_path(args.partitions), 9: v9_table_path(args.partitions)}
     for path in paths.values():
         scandir_walk(str(path), stat=True)
-    wall: dict[int, list[float]] = {6: [], 9: []}
-    cpu: dict[int, list[float]] = {6: [], 9: []}
-    digests = {}
-    for run in range(args.runs):
-        for version, path in paths.items():
-            took, took_cpu, output = cpu_timed(lambda p=path: dry_run(p, "--json"))
-            wall[version].append(took)
-            cpu[version].append(took_cpu)
-            digests[version] = plan_digest(json.loads(output.stdout))
-        print(f"run {run + 1}: dry run v6 {wall[6][-1]:.2f} s ({cpu[6][-1]:.2f} s CPU), "
-              f"v9 {wall[9][-1]:.2f} s ({cpu[9][-1]:.2f} s CPU); {load()}", flush=True)
+    v6, v9 = interleaved("plan at table version 9 vs version 6 (dry run)", 1.1, args.runs,
+                         ("dry run v6", lambda: dry_run(paths[6], "--json")),
+                         ("dry run v9", lambda: dry_run(paths[9], "--json")))
+    digests = {version: plan_digest(json.loads(out.stdout)) for version, out in ((6, v6), (9, v9))}
     assert digests[9] == digests[6], f"version 9 plans {digests[9]}, version 6 {digests[6]}"
     print(f"the same plan on both: digest {digests[6]}")
-    report("plan at table version 9 vs version 6 (dry run)", wall[9], wall[6], 1.1)
-    report("plan at table version 9 vs version 6 (dry run)", cpu[9], cpu[6], 1.1, "CPU")
 
 
 def cmd_digest(args: argparse.Namespace) -> None:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchlib import cpu_timed, report, scandir_walk
+from benchlib import interleaved, scandir_walk
 from clean_plan_bench import CLI, RETAINED, dry_run, table_path
 
 
@@ -33,18 +33,9 @@ def main() -> None:
     args = parser.parse_args()
     path = args.table or table_path(args.partitions)
     scandir_walk(str(path), stat=True)  # warm the page cache before anything is measured
-    ours, floors, ours_cpu, floors_cpu = [], [], [], []
-    for run in range(args.runs):
-        floor, floor_cpu, planned = cpu_timed(lambda: dry_run(path, "--json"))
-        took, took_cpu, reported = cpu_timed(lambda: status(path))
-        floors.append(floor)
-        ours.append(took)
-        floors_cpu.append(floor_cpu)
-        ours_cpu.append(took_cpu)
-        print(f"run {run + 1}: dry run {floor:.2f} s ({floor_cpu:.2f} s CPU), status {took:.2f} s "
-              f"({took_cpu:.2f} s CPU)", flush=True)
-    report("status vs dry run", ours, floors, 1.2)
-    report("status vs dry run", ours_cpu, floors_cpu, 1.2, "CPU")
+    planned, reported = interleaved("status vs dry run", 1.2, args.runs,
+                                    ("dry run", lambda: dry_run(path, "--json")),
+                                    ("status", lambda: status(path)))
     files = json.loads(planned.stdout)["totals"]["files"]
     clean = json.loads(reported.stdout)["clean"]
     assert clean["files_to_delete"] == files, f"status counts {clean['files_to_delete']}, the plan {files}"
