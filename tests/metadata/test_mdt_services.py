@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from support.stalled_metadata import uncleaned_metadata_table
 
 from hudi_assets.avro import deserialize_metadata
 from hudi_assets.cli import main
@@ -25,10 +26,7 @@ MAX_DELTA = ["--hoodie-conf", "hoodie.metadata.compact.max.delta.commits=3"]
 def pristine(tmp_path_factory) -> Path:
     """30 data commits: the demo writer compacted its metadata table every 10 deltacommits and never
     cleaned or archived it."""
-    table = generate_table(Storage(str(tmp_path_factory.mktemp("mdt") / "t")), "MERGE_ON_READ", commits=30,
-                           bloom_entries=100, seed=3, metadata_table=True, pending_compaction=False,
-                           failed_write=False)
-    return Path(table.base_path)
+    return uncleaned_metadata_table(tmp_path_factory.mktemp("mdt"))
 
 
 @pytest.fixture

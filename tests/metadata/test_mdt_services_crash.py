@@ -13,11 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.stalled_metadata import uncleaned_metadata_table
 
 from hudi_assets.cli import main
-from hudi_assets.demo import generate_table
 from hudi_assets.metadata import MetadataTable
-from hudi_assets.storage import Storage
 
 CONF = ["hoodie.metadata.compact.max.delta.commits=3"]
 STEPS = ["CLEAN_DELETES:3", "CLEAN_COMPLETE", "COMPACTION_REQUESTED", "COMPACTION_INFLIGHT",
@@ -27,10 +26,7 @@ STEPS = ["CLEAN_DELETES:3", "CLEAN_COMPLETE", "COMPACTION_REQUESTED", "COMPACTIO
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory) -> Path:
-    table = generate_table(Storage(str(tmp_path_factory.mktemp("mdt") / "t")), "MERGE_ON_READ", commits=30,
-                           bloom_entries=100, seed=3, metadata_table=True, pending_compaction=False,
-                           failed_write=False)
-    return Path(table.base_path)
+    return uncleaned_metadata_table(tmp_path_factory.mktemp("mdt"))
 
 
 def _rows(base: Path) -> list[str] | None:

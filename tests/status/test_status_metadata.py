@@ -9,21 +9,17 @@ from pathlib import Path
 
 import pytest
 from support.refdata import table_zips
+from support.stalled_metadata import uncleaned_metadata_table
 
 from hudi_assets.cli import main
-from hudi_assets.demo import generate_table
 from hudi_assets.metadata import MetadataTable
-from hudi_assets.storage import Storage
 
 MAX_DELTA = ["--hoodie-conf", "hoodie.metadata.compact.max.delta.commits=3"]
 
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory) -> Path:
-    table = generate_table(Storage(str(tmp_path_factory.mktemp("mdt") / "t")), "MERGE_ON_READ", commits=30,
-                           bloom_entries=100, seed=3, metadata_table=True, pending_compaction=False,
-                           failed_write=False)
-    return Path(table.base_path)
+    return uncleaned_metadata_table(tmp_path_factory.mktemp("mdt"))
 
 
 def _status(table: Path, capsys, *args: str) -> dict:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from hudi_assets.demo import generate_table
 from hudi_assets.demo.generator import _Generator, default_partition_values
 from hudi_assets.metadata import MetadataTable
 from hudi_assets.storage import Storage
@@ -17,6 +18,14 @@ from hudi_assets.table_config import MERGE_ON_READ
 from hudi_assets.timeline.instant import DELTA_COMMIT
 
 COMMITS_BEFORE_FAILURE = 27  # three metadata compactions; the third right before the write that dies
+
+
+def uncleaned_metadata_table(root: Path) -> Path:
+    """30 data commits and no failure: the writer compacted its metadata table every 10 deltacommits
+    and never cleaned or archived it."""
+    table = generate_table(Storage(str(root / "t")), "MERGE_ON_READ", commits=30, bloom_entries=100, seed=3,
+                           metadata_table=True, pending_compaction=False, failed_write=False)
+    return Path(table.base_path)
 
 
 @dataclass(frozen=True)
