@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hudi_assets")
 
-# Commands that run a table service (refused on table versions without it: `TableConfig.check_service`).
-SERVICE_COMMANDS = ("clean", "archive", "rollback")
 # Each subcommand and its line in `hudi-assets --help`. The module `hudi_assets.cli.<command>` adds its
 # arguments (`add_parser(subparsers)` sets `func=run(args)`) and is imported only when that command
 # runs: `--help` and every other command skip its imports.
@@ -83,17 +81,14 @@ def add_table_arguments(parser: argparse.ArgumentParser, config: bool = False, e
 
 def open_table(args: argparse.Namespace) -> HoodieTable:
     """The table, with the command's `--props` and `--hoodie-conf` in its write config (where its lock
-    provider is chosen); a table service the table's version does not have yet is refused here."""
+    provider is chosen). A service the table's version does not have is refused by the service object
+    itself (`TableConfig.check_service`), whichever face builds it."""
     from hudi_assets.config import CLI_NAMES, parse_overrides
     from hudi_assets.table import HoodieTable
-    from hudi_assets.table_config import PROPERTIES_FILE
 
-    table = HoodieTable(args.path, parse_storage_options(args.storage_option),
-                        hoodie_conf=parse_overrides(getattr(args, "hoodie_conf", [])),
-                        props_file=getattr(args, "props", None), conf_names=CLI_NAMES)
-    if getattr(args, "command", None) in SERVICE_COMMANDS:
-        table.config.check_service(args.command, table.storage.uri(PROPERTIES_FILE))
-    return table
+    return HoodieTable(args.path, parse_storage_options(args.storage_option),
+                       hoodie_conf=parse_overrides(getattr(args, "hoodie_conf", [])),
+                       props_file=getattr(args, "props", None), conf_names=CLI_NAMES)
 
 
 def add_strict_argument(parser: argparse.ArgumentParser) -> None:
