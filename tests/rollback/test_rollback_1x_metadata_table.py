@@ -29,7 +29,6 @@ from hudi_assets.avro import deserialize_metadata
 from hudi_assets.cli import main
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.metadata.deltacommit_rollback import (
-    DeltacommitRollbackSink,
     check_metadata_rollback,
     open_metadata_table,
     roll_back_metadata_deltacommit,
@@ -132,7 +131,7 @@ def test_the_1x_sink_refuses_before_any_delete_when_a_compaction_holds_the_faile
     before = files(base)
     table = HoodieTable(str(base))
     with pytest.raises(HudiInputError, match="at or before the metadata table's latest compaction"):
-        Rollbacker(table, metadata=DeltacommitRollbackSink(table)).rollback(FAILED)
+        Rollbacker(table, metadata=MetadataTableSink(table)).rollback(FAILED)
     assert files(base) == before
 
 
@@ -148,12 +147,12 @@ def test_a_killed_rollback_through_the_1x_sink_is_finished_by_a_rerun(tmp_path, 
     java = java_table(tmp_path)
     expected = rows(java)
     script = Path(__file__).parents[1] / "support/kill_rollback.py"
-    proc = subprocess.run([sys.executable, str(script), str(base), FAILED, step, "1x"],
+    proc = subprocess.run([sys.executable, str(script), str(base), FAILED, step],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr
     assert rows(base) == expected
     table = HoodieTable(str(base))
-    Rollbacker(table, metadata=DeltacommitRollbackSink(table)).rollback(FAILED)
+    Rollbacker(table, metadata=MetadataTableSink(table)).rollback(FAILED)
     for folder in (TIMELINE, MDT_TIMELINE):
         assert len(list((base / folder).glob("*_*.rollback"))) == 1
         assert not list((base / folder).glob(f"{FAILED}*"))
