@@ -48,6 +48,11 @@ def is_checksum_file(name: str) -> bool:
     return name.startswith(".") and name.endswith(".crc")
 
 
+def checksum_guarded(name: str) -> str:
+    """The name of the file a Hadoop `.<name>.crc` sidecar guards; any other name as it is."""
+    return name[1:-4] if is_checksum_file(name) else name
+
+
 def parse_base_file_name(name: str) -> tuple[str, str, str] | None:
     """(file id, write token, instant) of `<fileId>_<writeToken>_<instant>.<ext>`, as Hudi's FSUtils
     splits it; None for a name without three `_`-separated parts."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hudi_assets.exceptions import CorruptFileError, HudiInputError
-from hudi_assets.fsview import LogFile, is_checksum_file
+from hudi_assets.fsview import LogFile, checksum_guarded
 from hudi_assets.table_paths import written_instant
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.archived_details import archived_completed
@@ -78,9 +78,10 @@ class Ownership:
         Raises `HudiInputError` for a file older than both timelines: nothing says whether it was
         committed (its commit was archived and the archive lost, or it predates the table)."""
         partition, _, name = rel.rpartition("/")
-        owner = f"{partition}/{name[1:-4]}" if partition else name[1:-4]
-        if rel in self.written or rel in self.rolled_back or (
-                is_checksum_file(name) and (owner in self.written or owner in self.rolled_back)):
+        guarded = checksum_guarded(name)
+        owner = f"{partition}/{guarded}" if partition else guarded  # rel itself unless a `.crc` sidecar
+        if rel in self.written or rel in self.rolled_back or \
+                owner in self.written or owner in self.rolled_back:
             return None
         instant = written_instant(name, base_extension)
         if instant is None or instant in self.pending:
@@ -90,8 +91,7 @@ class Ownership:
             # Hudi skips a completed instant without write stats (a clean, a rollback, an empty commit).
             if action not in COMMIT_ACTIONS or instant in self.silent:
                 return None
-            if not self.logs_named_by_writer and \
-                    LogFile.parse(name[1:-4] if is_checksum_file(name) else name) is not None:
+            if not self.logs_named_by_writer and LogFile.parse(guarded) is not None:
                 # any deltacommit since the slice's base instant may have written it, not that instant
                 return Candidate(rel, instant, "no completed write or rollback lists this log file of "
                                                f"the slice at {action} {instant}")

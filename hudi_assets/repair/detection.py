@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hudi_assets.exceptions import PathOutsideTableError
-from hudi_assets.fsview import FileSystemView, LogFile, discover_partitions, is_checksum_file
+from hudi_assets.fsview import FileSystemView, LogFile, checksum_guarded, discover_partitions
 from hudi_assets.ownership import APPENDING_ACTIONS, Candidate, Ownership, pending_appender
 from hudi_assets.repair.quarantine import Orphan
 from hudi_assets.storage import DirectoryListing
@@ -50,8 +50,7 @@ class Protection:
     savepointed: frozenset[str]
 
     def reason(self, candidate: Candidate) -> str | None:
-        name = candidate.path.rpartition("/")[2]
-        guarded = name[1:-4] if is_checksum_file(name) else name
+        guarded = checksum_guarded(candidate.path.rpartition("/")[2])
         if candidate.path in self.named_by_pending or guarded in self.named_by_pending:
             return "a pending write's markers or a pending plan name it"
         if guarded in self.savepointed:

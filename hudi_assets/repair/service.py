@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from hudi_assets.exceptions import DeleteFailedError, HudiInputError
-from hudi_assets.fsview import is_checksum_file
+from hudi_assets.fsview import checksum_guarded, is_checksum_file
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired
 from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.ownership import Ownership, load_ownership
@@ -100,7 +100,7 @@ def _sidecars_with_their_files(orphans: list[Orphan], kept: list[Kept]) -> tuple
     """A `.crc` sidecar stays while the file it guards is kept: the two move together or not at all."""
     held = {k.path for k in kept}
     stays = [o for o in orphans if is_checksum_file(name := o.path.rpartition("/")[2])
-             and f"{o.path.rpartition('/')[0]}/{name[1:-4]}".lstrip("/") in held]
+             and f"{o.path.rpartition('/')[0]}/{checksum_guarded(name)}".lstrip("/") in held]
     if not stays:
         return orphans, kept
     return ([o for o in orphans if o not in stays],
