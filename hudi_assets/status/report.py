@@ -20,7 +20,7 @@ from hudi_assets.clean.planner import CleanPlanner, PartitionDecision
 from hudi_assets.clean.trigger import commits_since_last_clean
 from hudi_assets.engine import Engine, LocalEngine, gc_paused
 from hudi_assets.exceptions import HudiAssetsError
-from hudi_assets.fsview import FileSystemView, discover_partitions
+from hudi_assets.fsview import discover_partitions
 from hudi_assets.heartbeat import HeartbeatConfig, last_heartbeat_ms
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata_services.status import services_status
@@ -167,7 +167,7 @@ def _clean(table: HoodieTable, engine: Engine, now: datetime) -> tuple[ServiceHe
     validation = cleaner.validate(pending) if plans else None
     planner = CleanPlanner(table, cleaner.config, engine, now, with_sizes=True)
     ectr = planner.earliest_commit_to_retain()
-    decisions, facts = _list_facts(table, engine, planner.view, planner, ectr)
+    decisions, facts = _list_facts(table, engine, planner, ectr)
     outlook = CleanOutlook(
         commits_since_last_clean=commits_since_last_clean(table), pending=pending, validation=validation,
         ectr=ectr, files=sum(len(d.files) for d in decisions),
@@ -176,24 +176,25 @@ def _clean(table: HoodieTable, engine: Engine, now: datetime) -> tuple[ServiceHe
     return clean_health(planner, outlook, now), facts
 
 
-def _list_facts(table: HoodieTable, engine: Engine, view: FileSystemView, planner: CleanPlanner | None,
-                ectr: Instant | None = None) -> tuple[list[PartitionDecision], list[PartitionFacts]]:
-    """The plan's decisions (with a planner) and every partition's facts. Listed through the
+def _list_facts(table: HoodieTable, engine: Engine, planner: CleanPlanner,
+                ectr: Instant | None) -> tuple[list[PartitionDecision], list[PartitionFacts]]:
+    """The plan's decisions and every partition's facts. Listed through the
     metadata table when the planner reads it (the plan then reads it again for its partitions);
     else one discovery of the table in which each partition task decides and sums up its partition."""
     limit = table.write_config.get(opt.PARQUET_SMALL_FILE_LIMIT)
+    view = planner.view
     of = FactsOfPartitions(table.storage, view.slicing, view.is_committed, limit).of
-    scope = planner.scope(ectr) if planner is not None else []
-    if planner is not None and planner.metadata is not None:
+    scope = planner.scope(ectr)
+    if planner.metadata is not None:
         listed = planner.metadata.files_in_partitions(planner.metadata.partition_paths())
         facts = [of(p, list(files), DirectoryListing(list(files), [], dict(files)))
                  for p, files in listed.items()]
         return planner.decide(scope, ectr), facts
-    decide = planner.partition_decider(ectr) if planner is not None else None
+    decide = planner.partition_decider(ectr)
     wanted = None if scope is None else set(scope)
 
     def visit(partition: str, names: list[str], listing: DirectoryListing):
-        planned = decide is not None and (wanted is None or partition in wanted)
+        planned = wanted is None or partition in wanted
         return decide(partition, names, listing) if planned else None, of(partition, names, listing)
 
     parallelism = table.write_config.get(opt.CLEANER_PARALLELISM)
