@@ -137,6 +137,12 @@ _DURATION = re.compile(r"(\d+)([smhdw])")
 _SECONDS_PER_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
+def duration_seconds(text: str) -> int | None:
+    """`36h`, `7d`, `90m`, `2w`, `30s` as whole seconds; None when `text` is not a number and a unit."""
+    match = _DURATION.fullmatch(text.strip())
+    return None if match is None else int(match[1]) * _SECONDS_PER_UNIT[match[2]]
+
+
 @dataclass(frozen=True, kw_only=True)
 class DurationOption(ConfigOption[int]):
     """A duration such as `2h`, `90m`, `7d` (units s, m, h, d, w), read as whole seconds; `0` is none."""
@@ -145,13 +151,12 @@ class DurationOption(ConfigOption[int]):
         return "a duration: a number and a unit (s, m, h, d, w) such as 2h, or 0"
 
     def parse(self, text: str) -> int:
-        text = text.strip()
-        if text == "0":
+        if text.strip() == "0":
             return 0
-        match = _DURATION.fullmatch(text)
-        if match is None:
+        seconds = duration_seconds(text)
+        if seconds is None:
             raise ValueError(self.kind())
-        return int(match[1]) * _SECONDS_PER_UNIT[match[2]]
+        return seconds
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,7 +22,7 @@ from itertools import pairwise
 from hudi_assets.fsview import FileSlice
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import State
-from hudi_assets.timeline.instant_time import parse_instant_time
+from hudi_assets.timeline.instant_time import instant_epoch
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,7 @@ class ReaderWindow:
     now: float  # epoch seconds
     completed_at: Mapping[str, float]  # completed commit (requested time) -> completion, epoch seconds
     first_active: str  # commits before it are archived: they completed before any active one
-    utc: bool  # the timeline's instant times are UTC (else local time)
+    timezone: str  # the timeline's zone (UTC or LOCAL), in which its instant times are minted
 
     @classmethod
     def of(cls, table: HoodieTable, seconds: int, now: datetime) -> ReaderWindow | None:
@@ -43,17 +43,17 @@ class ReaderWindow:
         timeline = table.active_timeline
         commits = timeline.commits_and_compaction_timeline()
         first = commits.first()
-        utc = table.config.timeline_timezone == "UTC"
+        zone = table.config.timeline_timezone
         completed_at: dict[str, float] = {}
         for instant in commits.filter_completed():
             completion = timeline.completion_times.get(instant.timestamp)
-            moment = parse_instant_time(completion) if completion else None
-            if moment is not None:
-                completed_at[instant.timestamp] = _epoch(moment, utc)
+            epoch = instant_epoch(completion, zone) if completion else None
+            if epoch is not None:
+                completed_at[instant.timestamp] = epoch
             else:  # table version 6: the completed state file's modification time
                 status = timeline.state_files.get(instant.with_state(State.COMPLETED))
                 completed_at[instant.timestamp] = status.mtime_ms / 1000 if status else math.inf
-        return cls(seconds, now.timestamp(), completed_at, first.timestamp if first else "", utc)
+        return cls(seconds, now.timestamp(), completed_at, first.timestamp if first else "", zone)
 
     def held_until(self, superseded_by: str | None) -> float | None:
         """Epoch seconds until which a version superseded by the commit `superseded_by` (None: by none,
@@ -71,10 +71,10 @@ class ReaderWindow:
         """The commits that completed later than the window before `instant_time`: those whose
         superseded versions a clean planned then may have held back, so an incremental plan (which
         scans only the partitions of newer commits) looks at their partitions again."""
-        moment = parse_instant_time(instant_time)
-        if moment is None:
+        epoch = instant_epoch(instant_time, self.timezone)
+        if epoch is None:
             return list(self.completed_at)
-        since = _epoch(moment, self.utc) - self.seconds
+        since = epoch - self.seconds
         return [commit for commit, completed in self.completed_at.items() if completed >= since]
 
     def split(self, slices: list[FileSlice], doomed: list[FileSlice], replaced_at: str | None = None
@@ -127,11 +127,6 @@ class HeldBack:
     def describe(self) -> str:
         until = "a superseding commit completes" if math.isinf(self.until) else format_epoch(self.until)
         return f"{self.files} file(s) held back by the reader window, the last until {until}"
-
-
-def _epoch(moment: datetime, utc: bool) -> float:
-    """A timeline time (naive, in the timeline's zone) as epoch seconds."""
-    return (moment.replace(tzinfo=UTC) if utc else moment.astimezone()).timestamp()
 
 
 def format_seconds(seconds: int) -> str:

@@ -8,16 +8,20 @@ import logging
 from hudi_assets.archive.archiver import HoodieTimelineArchiver
 from hudi_assets.archive.lsm_writer import TARGET_FILE_MAX_BYTES, LayerSummary
 from hudi_assets.archive.selection import ArchiveSelection
-from hudi_assets.cli.main import add_strict_argument, add_table_arguments, check_settings, open_table
-from hudi_assets.config_options import ARCHIVE_OPTIONS, METRICS_OPTIONS, settings_epilog
+from hudi_assets.cli.main import (
+    add_settings_parser,
+    add_strict_argument,
+    add_table_arguments,
+    check_settings,
+    open_table,
+)
+from hudi_assets.config_options import ARCHIVE_OPTIONS, METRICS_OPTIONS
 
 log = logging.getLogger("hudi_assets.archive")
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "archive", epilog=settings_epilog((*ARCHIVE_OPTIONS, *METRICS_OPTIONS)),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = add_settings_parser(subparsers, "archive", (*ARCHIVE_OPTIONS, *METRICS_OPTIONS))
     add_table_arguments(parser, config=True)
     parser.add_argument("--dry-run", action="store_true",
                         help="list what would be archived and why each fence stands where it does")

@@ -9,13 +9,14 @@ import sys
 from typing import TYPE_CHECKING
 
 from hudi_assets.cli.main import (
+    add_settings_parser,
     add_strict_argument,
     add_table_arguments,
     check_settings,
     open_engine,
     open_table,
 )
-from hudi_assets.config_options import CLEAN_OPTIONS, METRICS_OPTIONS, settings_epilog
+from hudi_assets.config_options import CLEAN_OPTIONS, METRICS_OPTIONS
 from hudi_assets.engine import gc_paused
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.listener import QUIET, Listener
@@ -29,11 +30,9 @@ _PLAIN_ASCII = bytes(c for c in range(0x20, 0x7F) if c not in b'"\\')
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "clean",
-        description="Finish pending cleans, plan a new clean with Hudi's policy settings and run it.",
-        epilog=settings_epilog((*CLEAN_OPTIONS, *METRICS_OPTIONS)),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = add_settings_parser(
+        subparsers, "clean", (*CLEAN_OPTIONS, *METRICS_OPTIONS),
+        description="Finish pending cleans, plan a new clean with Hudi's policy settings and run it.")
     add_table_arguments(parser, config=True, engine=True)
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan's summary (policy, ECTR, files and bytes per partition) "

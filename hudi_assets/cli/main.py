@@ -12,13 +12,13 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from hudi_assets.exceptions import HudiAssetsError, HudiInputError
 
 if TYPE_CHECKING:
-    from hudi_assets.config import WriteConfig
+    from hudi_assets.config import ConfigOption, WriteConfig
     from hudi_assets.engine import Engine
     from hudi_assets.table import HoodieTable
 
@@ -49,6 +49,15 @@ def parse_storage_options(pairs: Sequence[str]) -> dict[str, str]:
             raise HudiInputError(f"--storage-option {pair!r}: expected key=value")
         options[key] = value
     return options
+
+
+def add_settings_parser(subparsers, name: str, options: Iterable[ConfigOption],
+                        **kwargs) -> argparse.ArgumentParser:
+    """A subcommand whose `--help` ends with the hoodie.* settings it reads, laid out as written."""
+    from hudi_assets.config_options import settings_epilog
+
+    return subparsers.add_parser(name, epilog=settings_epilog(options),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
 
 
 def add_table_arguments(parser: argparse.ArgumentParser, config: bool = False, engine: bool = False) -> None:

@@ -19,9 +19,9 @@ import json
 import sys
 from typing import Any
 
-from hudi_assets.cli.main import add_table_arguments, open_table, parse_storage_options
+from hudi_assets.cli.main import add_settings_parser, add_table_arguments, open_table, parse_storage_options
 from hudi_assets.cli.metadata_services import run_services
-from hudi_assets.config_options import METADATA_SERVICES_OPTIONS, settings_epilog
+from hudi_assets.config_options import METADATA_SERVICES_OPTIONS
 from hudi_assets.metadata.file_group import DataFile, MetadataFileSlice
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata.validate import validate
@@ -29,9 +29,7 @@ from hudi_assets.metadata_services.services import SERVICES
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "metadata", epilog=settings_epilog(METADATA_SERVICES_OPTIONS),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = add_settings_parser(subparsers, "metadata", METADATA_SERVICES_OPTIONS)
     add_table_arguments(parser, config=True)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     action = parser.add_mutually_exclusive_group()

@@ -9,16 +9,14 @@ import sys
 import textwrap
 from typing import Any
 
-from hudi_assets.cli.main import add_table_arguments, open_table
-from hudi_assets.config_options import STATUS_OPTIONS, settings_epilog
+from hudi_assets.cli.main import add_settings_parser, add_table_arguments, open_table
+from hudi_assets.config_options import STATUS_OPTIONS
 
 WIDTH = 100
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "status", epilog=settings_epilog(STATUS_OPTIONS),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = add_settings_parser(subparsers, "status", STATUS_OPTIONS)
     add_table_arguments(parser, config=True)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)

@@ -19,13 +19,12 @@ runs, and `duration` carries the same value for one run.
 from __future__ import annotations
 
 import re
-from datetime import UTC
 
 from hudi_assets.config import WriteConfig
 from hudi_assets.config_options import METRICS_REPORTER_PREFIX
 from hudi_assets.listener import ServiceRun
 from hudi_assets.timeline.commit_metadata import CommitMetadata
-from hudi_assets.timeline.instant_time import parse_instant_time
+from hudi_assets.timeline.instant_time import instant_epoch
 
 DURATION = "duration"
 DELETE_FILES_NUM = "numFilesDeleted"
@@ -83,9 +82,9 @@ def commit_metrics(commit: CommitMetadata) -> dict[str, int]:
     return totals
 
 
-def service_metrics(prefix: str, run: ServiceRun, utc: bool = False) -> dict[str, int]:
-    """The metrics HoodieMetrics reports for `run`, by full name (`prefix`: the data table's; `utc`: the
-    timeline's time zone, for `commitTime`)."""
+def service_metrics(prefix: str, run: ServiceRun, timezone: str = "LOCAL") -> dict[str, int]:
+    """The metrics HoodieMetrics reports for `run`, by full name (`prefix`: the data table's; `timezone`:
+    the timeline's, UTC or LOCAL, for `commitTime`)."""
     if run.metadata_table and prefix:
         prefix += METADATA_TABLE_SUFFIX
     values: dict[str, int] = {DURATION: run.duration_ms}
@@ -95,8 +94,7 @@ def service_metrics(prefix: str, run: ServiceRun, utc: bool = False) -> dict[str
         values[DELETE_INSTANTS_NUM] = run.instants_archived
     if run.commit is not None:
         values.update(commit_metrics(run.commit))
-        moment = parse_instant_time(run.instant or "")
-        if moment is not None:
-            values[COMMIT_TIME] = int((moment.replace(tzinfo=UTC) if utc else moment.astimezone()).timestamp()
-                                      * 1000)
+        epoch = instant_epoch(run.instant or "", timezone)
+        if epoch is not None:
+            values[COMMIT_TIME] = int(epoch * 1000)
     return {metrics_name(prefix, run.action, metric): value for metric, value in values.items()}

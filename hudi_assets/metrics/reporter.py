@@ -18,7 +18,7 @@ class MetricsListener(Listener):
         self.inner = inner
         self.reporter = reporter
         self.prefix = metrics_prefix(table.write_config)
-        self.utc = table.config.timeline_timezone == "UTC"
+        self.timezone = table.config.timeline_timezone
         self.gauges: dict[str, int] = {}  # every metric reported so far, by its Dropwizard name
 
     @classmethod
@@ -35,7 +35,7 @@ class MetricsListener(Listener):
 
     def finished(self, run: ServiceRun) -> None:
         self.inner.finished(run)
-        gauges = service_metrics(self.prefix, run, self.utc)
+        gauges = service_metrics(self.prefix, run, self.timezone)
         self.gauges.update(gauges)
         if self.reporter is not None:
             self.reporter.report(gauges)

@@ -7,28 +7,25 @@ files would look dead) nor, under KEEP_LATEST_BY_HOURS, than the hours the clean
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import timedelta
 
 from hudi_assets import config_options as opt
-from hudi_assets.config import WriteConfig
+from hudi_assets.config import WriteConfig, duration_seconds
 from hudi_assets.config_options import CleaningPolicy
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.heartbeat import HeartbeatConfig
 
 DEFAULT_MIN_AGE = timedelta(days=7)
 DEFAULT_MAX_ORPHANS = 100_000
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-_DURATION = re.compile(r"(\d+)([smhdw])")
 
 
 def parse_duration(text: str, what: str = "duration") -> timedelta:
     """`36h`, `7d`, `90m`, `2w`, `30s` -> timedelta; anything else is refused naming `what`."""
-    match = _DURATION.fullmatch(text.strip())
-    if match is None:
+    seconds = duration_seconds(text)
+    if seconds is None:
         raise InvalidConfigError(f"{what} {text!r}: expected a number and a unit (s, m, h, d, w), e.g. 7d")
-    return timedelta(**{_UNITS[match[2]]: int(match[1])})
+    return timedelta(seconds=seconds)
 
 
 @dataclass(frozen=True, slots=True)
