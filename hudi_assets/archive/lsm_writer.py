@@ -212,12 +212,13 @@ class LSMTimelineWriter:
     def clean(self, compactions: int) -> list[str]:
         """Delete the snapshots older than the newest (3 + `compactions`), manifests first, then
         every data file none of the kept snapshots lists; the names deleted."""
-        versions = self.history.snapshot_versions()
+        entries = self.storage.list(self.folder)  # one listing: the snapshots and what to clean
+        versions = [v for s in entries if (v := manifest_version(s.name)) is not None]
         keep = sorted(versions, reverse=True)[:MANIFEST_RETAINED_VERSIONS + compactions]
         if len(versions) <= len(keep):
             return []
         listed = {f.name for version in keep for f in self.history.manifest(version)}
-        names = [s.name for s in self.storage.list(self.folder) if not s.is_dir]
+        names = [s.name for s in entries if not s.is_dir]
         manifests = [n for n in names if (v := manifest_version(n)) is not None and v not in keep]
         data = [n for n in names if is_data_file(n) and n not in listed]
         deleted: list[str] = []

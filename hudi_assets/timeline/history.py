@@ -105,10 +105,7 @@ class LSMHistory:
             if not text.isdigit():
                 raise CorruptFileError(self.storage.uri(path), f"holds {text[:40]!r}, not a version number")
             return int(text)
-        if not self.storage.exists(self.folder):
-            return None
-        versions = [int(m[1]) for s in self.storage.list(self.folder) if (m := _MANIFEST.match(s.name))]
-        return max(versions, default=None)
+        return max(self.snapshot_versions(), default=None)
 
     def snapshot_versions(self) -> list[int]:
         """Every N of a `manifest_N` present (LSMTimeline.allSnapshotVersions), ascending."""
