@@ -67,6 +67,11 @@ INDEX_DEFINITIONS = ".hoodie/.index_defs/index.json"
 _ID_LENGTH = 12  # base64 of a 64-bit ColumnIndexID, the prefix of a column_stats key
 
 
+def open_metadata_table(table: HoodieTable) -> HoodieTable:
+    """The metadata table of `table`, as a MERGE_ON_READ table of its own."""
+    return HoodieTable(f"{table.base_path}/{METADATA_FOLDER}", table.storage.options)
+
+
 def index_definitions(table: HoodieTable) -> dict[str, dict[str, Any]]:
     """The table's index definitions (Hudi 1.x `hoodie.table.index.defs.path`), by index name; none
     when the table has no such file."""
@@ -119,7 +124,7 @@ def refuse_unknown_partitions(table: HoodieTable, action: str = "clean", *,
     if not table.storage.exists(mdt_properties):
         raise UnsupportedTableError(
             f"{where} lists metadata partitions but {table.storage.uri(mdt_properties)} is missing")
-    mdt = HoodieTable(f"{table.base_path}/{METADATA_FOLDER}", table.storage.options)
+    mdt = open_metadata_table(table)
     if mdt.config.table_version not in WRITTEN_METADATA_VERSIONS or \
             mdt.config.table_version != config.table_version:
         raise UnsupportedTableError(f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version "

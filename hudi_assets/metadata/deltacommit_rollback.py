@@ -26,7 +26,7 @@ from typing import Any
 
 from hudi_assets.exceptions import HudiInputError, UnsupportedTableError
 from hudi_assets.listener import QUIET, Listener, Step
-from hudi_assets.metadata.table import METADATA_FOLDER
+from hudi_assets.metadata.clean_records import open_metadata_table
 from hudi_assets.rollback.executor import RollbackActionExecutor
 from hudi_assets.rollback.metadata import RollbackPlan
 from hudi_assets.rollback.pending import pending_rollbacks
@@ -36,11 +36,6 @@ from hudi_assets.table_config import PROPERTIES_FILE
 from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT, ROLLBACK, Instant, State
 
 log = logging.getLogger(__name__)
-
-
-def open_metadata_table(table: HoodieTable) -> HoodieTable:
-    """The metadata table of `table`, as a MERGE_ON_READ table of its own."""
-    return HoodieTable(f"{table.base_path}/{METADATA_FOLDER}", table.storage.options)
 
 
 def _deltacommit(mdt: HoodieTable, failed: str) -> Instant | None:
