@@ -63,10 +63,13 @@ UNTOUCHED_1X = (PARTITION_STATS, "secondary_index_")
 EXPRESSION_INDEX = "expr_index_"  # the issue says expression_index_*; 1.x names them expr_index_*
 # Table versions whose metadata table hudi-assets writes: each with the data table of its version.
 WRITTEN_METADATA_VERSIONS = frozenset({6, 8, 9})
-# Table versions whose clean records follow Hudi 1.x (see the module docstring).
-_RECORDS_1X = frozenset({8, 9})
 INDEX_DEFINITIONS = ".hoodie/.index_defs/index.json"
 _ID_LENGTH = 12  # base64 of a 64-bit ColumnIndexID, the prefix of a column_stats key
+
+
+def open_metadata_table(table: HoodieTable) -> HoodieTable:
+    """The metadata table of `table`, as a MERGE_ON_READ table of its own."""
+    return HoodieTable(f"{table.base_path}/{METADATA_FOLDER}", table.storage.options)
 
 
 def index_definitions(table: HoodieTable) -> dict[str, dict[str, Any]]:
@@ -86,7 +89,7 @@ def index_definitions(table: HoodieTable) -> dict[str, dict[str, Any]]:
 
 def _updatable(table: HoodieTable, definitions: Mapping[str, Mapping[str, Any]]) -> set[str]:
     """The metadata partitions a clean of `table` keeps in step or leaves alone as Hudi does."""
-    if table.config.table_version not in _RECORDS_1X:
+    if not table.config.is_hudi_1x:
         return set(UPDATABLE_PARTITIONS)
     expression = {name for name, d in definitions.items() if name.startswith(EXPRESSION_INDEX)
                   and str(d.get("indexType", "")).lower() in (BLOOM_FILTERS, COLUMN_STATS)}
@@ -121,7 +124,7 @@ def refuse_unknown_partitions(table: HoodieTable, action: str = "clean", *,
     if not table.storage.exists(mdt_properties):
         raise UnsupportedTableError(
             f"{where} lists metadata partitions but {table.storage.uri(mdt_properties)} is missing")
-    mdt = HoodieTable(f"{table.base_path}/{METADATA_FOLDER}", table.storage.options)
+    mdt = open_metadata_table(table)
     if mdt.config.table_version not in WRITTEN_METADATA_VERSIONS or \
             mdt.config.table_version != config.table_version:
         raise UnsupportedTableError(f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version "
@@ -170,7 +173,7 @@ def clean_records(table: HoodieTable, clean_metadata: Mapping[str, Any], instant
                   if not n.startswith(".") and parse_base_file_name(n) is not None]
     if BLOOM_FILTERS in partitions:
         records += [bloom_filter_delete_record(p, n, instant_time) for p, n in base_files]
-    if table.config.table_version in _RECORDS_1X:
+    if table.config.is_hudi_1x:  # the records of Hudi 1.x (module docstring)
         return records + _records_1x(table, partitions, cleaned, base_files, instant_time)
     if COLUMN_STATS in partitions:
         parquet = [(p, n) for p, n in base_files if n.endswith(".parquet")]

@@ -26,7 +26,7 @@ from typing import Any
 
 from hudi_assets.exceptions import HudiInputError, UnsupportedTableError
 from hudi_assets.listener import QUIET, Listener, Step
-from hudi_assets.metadata.table import METADATA_FOLDER
+from hudi_assets.metadata.clean_records import open_metadata_table
 from hudi_assets.rollback.executor import RollbackActionExecutor
 from hudi_assets.rollback.metadata import RollbackPlan
 from hudi_assets.rollback.pending import pending_rollbacks
@@ -34,27 +34,23 @@ from hudi_assets.rollback.planner import plan_rollback, plan_rollback_by_listing
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import PROPERTIES_FILE
 from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT, ROLLBACK, Instant, State
+from hudi_assets.timeline.timeline import ActiveTimeline
 
 log = logging.getLogger(__name__)
 
 
-def open_metadata_table(table: HoodieTable) -> HoodieTable:
-    """The metadata table of `table`, as a MERGE_ON_READ table of its own."""
-    return HoodieTable(f"{table.base_path}/{METADATA_FOLDER}", table.storage.options)
-
-
-def _deltacommit(mdt: HoodieTable, failed: str) -> Instant | None:
+def _deltacommit(timeline: ActiveTimeline, failed: str) -> Instant | None:
     """The metadata deltacommit requested at `failed`, in its highest state (None: not there)."""
-    timeline = mdt.reload_timeline()
     return next((i for i in timeline.filter_actions({DELTA_COMMIT}) if i.timestamp == failed), None)
 
 
 def check_metadata_rollback(mdt: HoodieTable, failed: str) -> None:
     """`validateRollback`, before anything is written: a metadata deltacommit of `failed` at or
     before the metadata table's latest compaction cannot be rolled back."""
-    if _deltacommit(mdt, failed) is None:
+    timeline = mdt.reload_timeline()
+    if _deltacommit(timeline, failed) is None:
         return
-    compaction = mdt.reload_timeline().filter_completed().filter_actions({COMMIT}).last()
+    compaction = timeline.filter_completed().filter_actions({COMMIT}).last()
     if compaction is not None and len(compaction.timestamp) == len(failed) and failed <= compaction.timestamp:
         raise HudiInputError(
             f"{mdt.base_path}: write {failed} being rolled back is at or before the metadata table's latest "
@@ -67,7 +63,7 @@ def roll_back_metadata_deltacommit(mdt: HoodieTable, failed: str, rollback_time:
     rollback's instant); the HoodieRollbackMetadata written, None when there was nothing to undo.
     Every step can be repeated after a crash: a pending metadata rollback is resumed."""
     pending = pending_rollbacks(mdt).get(failed)
-    target = _deltacommit(mdt, failed)
+    target = _deltacommit(mdt.reload_timeline(), failed)
     if pending is not None:
         rollback, plan = pending.instant, pending.plan
     elif target is None:

@@ -110,7 +110,7 @@ class MetadataTableWriter:
         started = time.monotonic()
         mdt = self.open()
         if mdt.config.table_version in NEW_LOG_FILES_PER_DELTACOMMIT:
-            return self._commit_new_logs(instant_time, records)
+            return self._commit_new_logs(mdt, instant_time, records)
         timeline = refuse_pending_compaction(mdt, "write a deltacommit")
         if any(i.timestamp == instant_time for i in timeline.commits_timeline()):
             self.roll_back(instant_time)
@@ -138,9 +138,9 @@ class MetadataTableWriter:
         log.info("metadata table deltacommit %s: %d log blocks", instant_time, len(by_group))
         return metadata
 
-    def _commit_new_logs(self, instant_time: str, records: Iterable[MetadataRecord]) -> CommitMetadata:
-        """`commit` on table versions 8 and 9 (module docstring)."""
-        mdt = self.open()
+    def _commit_new_logs(self, mdt: HoodieTable, instant_time: str, records: Iterable[MetadataRecord]
+                         ) -> CommitMetadata:
+        """`commit` on table versions 8 and 9 (module docstring), to the metadata table `commit` opened."""
         timeline = refuse_pending_compaction(mdt, "write a deltacommit")
         if any(i.timestamp == instant_time for i in timeline.commits_timeline()):
             self._remove_attempt(instant_time, timeline)
