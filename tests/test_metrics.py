@@ -193,3 +193,20 @@ def test_the_metadata_tables_clean_and_compaction_report_under_the_metadata_pref
         gauges["demo_metadata_compaction_totalFilesInsert"] == len(compaction.write_stats)
     assert "demo_metadata_compaction_duration" in gauges
     assert gauges["demo_metadata_clean_numFilesDeleted"] == cleaned.files_cleaned
+
+
+def test_a_1x_clean_reports_its_metadata_tables_deltacommit(tmp_path):
+    """Table version 9: the metadata table's deltacommit (new log files, as 1.x writes them) reports
+    under `<prefix>_metadata` as on version 6."""
+    from hudi_assets.demo.metadata import max_commits_without_compaction
+
+    prom = tmp_path / "hudi.prom"
+    demo = generate_table(Storage(str(tmp_path / "v9")), "COPY_ON_WRITE", name="n", table_version=9,
+                          metadata_table=True, commits=max_commits_without_compaction(), seed=3,
+                          bloom_entries=100, failed_write=False, savepoint=False)
+    conf = {**VERSIONS, "hoodie.metrics.on": "true", "hoodie.assets.metrics.prometheus.textfile": str(prom)}
+    result = Cleaner.for_table(HoodieTable(demo.base_path, hoodie_conf=conf)).clean()
+    assert result.files_deleted > 0
+    gauges = _gauges(prom.read_text())
+    assert gauges["n_clean_numFilesDeleted"] == result.files_deleted
+    assert gauges["n_metadata_deltacommit_commitTime"] > 0

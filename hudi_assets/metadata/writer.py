@@ -109,8 +109,17 @@ class MetadataTableWriter:
         """Write `records` as deltacommit `instant_time`; returns the completed commit metadata."""
         started = time.monotonic()
         mdt = self.open()
-        if mdt.config.table_version in NEW_LOG_FILES_PER_DELTACOMMIT:
-            return self._commit_new_logs(mdt, instant_time, records)
+        write = (self._commit_new_logs if mdt.config.table_version in NEW_LOG_FILES_PER_DELTACOMMIT
+                 else self._commit_appends)
+        metadata = write(mdt, instant_time, records)
+        taken = int((time.monotonic() - started) * 1000)
+        self.listener.finished(ServiceRun(DELTA_COMMIT, instant_time, taken, metadata_table=True,
+                                          commit=metadata))
+        return metadata
+
+    def _commit_appends(self, mdt: HoodieTable, instant_time: str, records: Iterable[MetadataRecord]
+                        ) -> CommitMetadata:
+        """`commit` on table version 6: log blocks appended to each file group's latest log file."""
         timeline = refuse_pending_compaction(mdt, "write a deltacommit")
         if any(i.timestamp == instant_time for i in timeline.commits_timeline()):
             self.roll_back(instant_time)
@@ -131,9 +140,6 @@ class MetadataTableWriter:
         self.storage.create_if_absent(timeline.state_file_path(completed),
                                       timeline.commit_metadata_serde.serialize(metadata))
         self.listener.reached(Step.MDT_COMPLETED)
-        taken = int((time.monotonic() - started) * 1000)
-        self.listener.finished(ServiceRun(DELTA_COMMIT, instant_time, taken, metadata_table=True,
-                                          commit=metadata))
         delete_marker_dir(self.storage, instant_time)
         log.info("metadata table deltacommit %s: %d log blocks", instant_time, len(by_group))
         return metadata
