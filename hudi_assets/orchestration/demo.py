@@ -8,6 +8,7 @@ asset and check of the graph for both tables on a Dagster instance kept in `DIR/
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -20,13 +21,16 @@ from hudi_assets.orchestration.definitions import build_definitions
 from hudi_assets.orchestration.instance import prepare_dagster_home
 from hudi_assets.orchestration.resources import HudiTableRegistry
 from hudi_assets.orchestration.tables import HudiTranslator, describe_tables
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.instant_time import instant_epoch
 
 DEMO_ENTRIES = {*demo_table_specs(), ".dagster_home"}
 # Small retention so that the 14-commit demo tables have something to clean and to archive.
-# The reader window is on, as a guard beside a live writer should be; the generator writes every state file
-# moments before the clean runs, so a window of hours would hold back every superseded version here.
+# The reader window is on, as a guard beside a live writer should be. The generator writes the whole
+# history in seconds: `_date_completed_commits` dates each completed state file at its instant time, as
+# if that history had happened then (else whether a version is held back would race the run's speed).
 DEMO_HOODIE_CONF = {"hoodie.cleaner.commits.retained": "3", "hoodie.keep.min.commits": "5",
-                    "hoodie.keep.max.commits": "7", "hudi_assets.cleaner.reader.window": "1s"}
+                    "hoodie.keep.max.commits": "7", "hudi_assets.cleaner.reader.window": "2h"}
 QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 # Numeric metadata worth a line of the summary, by asset.
 SUMMARY_KEYS = ("active_instants", "archived_instants", "pending_instants", "commits_since_last_clean",
@@ -45,8 +49,21 @@ def snapshot_rows(base_path: Path) -> dict | None:
     return {r["_hoodie_record_key"]: r for b in HudiTable(str(base_path)).read() for r in b.to_pylist()}
 
 
+def _date_completed_commits(base: Path) -> None:
+    """Set each completed state file's modification time (what the reader window reads on table
+    version 6) to its instant time."""
+    table = HoodieTable(str(base))
+    timeline = table.active_timeline
+    for instant in timeline.filter_completed():
+        epoch = instant_epoch(instant.timestamp, table.config.timeline_timezone)
+        if epoch is not None:
+            os.utime(base / timeline.state_file_path(instant), (epoch, epoch))
+
+
 def run_demo(root: Path, hoodie_conf: dict[str, str]) -> bool:
     tables = [Path(p) for p in write_demo_tables(str(root))]
+    for table in tables:
+        _date_completed_commits(table)
     before = {t: snapshot_rows(t) for t in tables}
     home = prepare_dagster_home(root / ".dagster_home")
     # The demo opts in to deleting: a registry is a dry run unless told otherwise.
