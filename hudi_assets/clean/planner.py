@@ -21,11 +21,13 @@ from datetime import datetime
 from functools import partial
 from itertools import repeat
 
+from hudi_assets.clean.columnar import decide_base_files
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import SAVEPOINTED_TIMESTAMPS, CleanerPlan, CleanFileInfo
 from hudi_assets.clean.reader_window import HeldBack, ReaderWindow
 from hudi_assets.engine import Engine, LocalEngine, gc_paused, store_map
 from hudi_assets.fsview import (
+    BaseInstantSlicing,
     FileGroup,
     FileSlice,
     FileSlicing,
@@ -146,8 +148,15 @@ def _decide_partition(ctx: PlanContext, task: PartitionTask, names: list[str]) -
     by_commits = ctx.policy != CleaningPolicy.KEEP_LATEST_FILE_VERSIONS
     if by_commits and not ctx.gate:
         return PartitionDecision(partition, False, [])
-    groups = ctx.slicing.file_groups(partition, names)
     compactions, savepointed, replaced = task.compactions, task.savepointed, task.replaced
+    if (isinstance(ctx.slicing, BaseInstantSlicing) and ctx.window is None
+            and not (compactions or savepointed or replaced)):
+        keep = 1 if by_commits else ctx.file_versions_retained
+        decided = decide_base_files(partition, names, ctx.slicing.base_extension,
+                                    ctx.ectr if by_commits else None, keep, ctx.is_committed)
+        if decided is not None:
+            return PartitionDecision(partition, decided[1], decided[0])
+    groups = ctx.slicing.file_groups(partition, names)
     for file_id, (_, plan_instant, major) in compactions.items():
         if major and file_id in groups:
             groups[file_id].slice_at(plan_instant)  # the empty slice of a pending compaction
