@@ -21,7 +21,6 @@ from datetime import datetime
 from functools import partial
 from itertools import repeat
 
-from hudi_assets.clean.columnar import decide_base_files
 from hudi_assets.clean.config import CleanConfig, CleaningPolicy
 from hudi_assets.clean.plan import SAVEPOINTED_TIMESTAMPS, CleanerPlan, CleanFileInfo
 from hudi_assets.clean.reader_window import HeldBack, ReaderWindow
@@ -49,6 +48,9 @@ log = logging.getLogger(__name__)
 # Table versions (Hudi 1.x) whose incremental clean lists every partition once a savepoint the last
 # clean recorded is gone.
 _FULL_LISTING_AFTER_SAVEPOINT_DELETE = frozenset({8, 9})
+# Partitions of fewer names are decided object by object: faster there (the two meet near 90 names)
+# and numpy's import is left to tables with large partitions.
+_COLUMNAR_MIN_NAMES = 100
 
 
 # ------------------------------------------------------------------------- per-partition decisions
@@ -149,8 +151,10 @@ def _decide_partition(ctx: PlanContext, task: PartitionTask, names: list[str]) -
     if by_commits and not ctx.gate:
         return PartitionDecision(partition, False, [])
     compactions, savepointed, replaced = task.compactions, task.savepointed, task.replaced
-    if (isinstance(ctx.slicing, BaseInstantSlicing) and ctx.window is None
-            and not (compactions or savepointed or replaced)):
+    if (len(names) >= _COLUMNAR_MIN_NAMES and isinstance(ctx.slicing, BaseInstantSlicing)
+            and ctx.window is None and not (compactions or savepointed or replaced)):
+        from hudi_assets.clean.columnar import decide_base_files
+
         keep = 1 if by_commits else ctx.file_versions_retained
         decided = decide_base_files(partition, names, ctx.slicing.base_extension,
                                     ctx.ectr if by_commits else None, keep, ctx.is_committed)

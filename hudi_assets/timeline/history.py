@@ -16,10 +16,9 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from operator import itemgetter
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.storage import Storage
@@ -27,15 +26,31 @@ from hudi_assets.timeline import jackson
 from hudi_assets.timeline.instant import Instant, completed_instants
 from hudi_assets.timeline.timeline import Timeline
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 VERSION_FILE = "_version_"
 MANIFEST_PREFIX = "manifest_"
 _MANIFEST = re.compile(r"^manifest_(\d+)$")
 _DATA_FILE = re.compile(r"^(\d+)_(\d+)_(\d)\.parquet$")
-# HoodieLSMTimelineInstant.avsc in its field order, as Hudi's Avro-to-parquet conversion lays it out:
-# the ["null", T] unions optional, `version` (int, default 1) required; no meta fields.
-LSM_INSTANT_SCHEMA = pa.schema([
-    ("instantTime", pa.string()), ("completionTime", pa.string()), ("action", pa.string()),
-    ("metadata", pa.binary()), ("plan", pa.binary()), pa.field("version", pa.int32(), nullable=False)])
+
+@cache
+def lsm_instant_schema() -> pa.Schema:
+    """HoodieLSMTimelineInstant.avsc in its field order, as Hudi's Avro-to-parquet conversion lays it
+    out: the ["null", T] unions optional, `version` (int, default 1) required; no meta fields. Made on
+    first use: pyarrow is imported by what reads or writes a history, not by every clean (0.15 s)."""
+    import pyarrow as pa
+
+    return pa.schema([
+        ("instantTime", pa.string()), ("completionTime", pa.string()), ("action", pa.string()),
+        ("metadata", pa.binary()), ("plan", pa.binary()), pa.field("version", pa.int32(), nullable=False)])
+
+
+def __getattr__(name: str):
+    if name == "LSM_INSTANT_SCHEMA":  # the schema as a constant, built when first imported
+        return lsm_instant_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 LSM_TIMELINE_INSTANT_VERSION_1 = 1
 # The columns of HoodieLSMTimelineInstant a timeline needs (metadata and plan are read on demand).
 _COLUMNS = ["instantTime", "completionTime", "action"]
@@ -134,6 +149,7 @@ class LSMHistory:
 
     def read_file(self, name: str, columns: list[str] | None = None) -> pa.Table:
         """The rows of one data file (all columns unless `columns`), in the file's order."""
+        import pyarrow as pa
         import pyarrow.parquet as pq  # here: a cleaner that never meets a history never loads it
 
         path = f"{self.folder}/{name}"
@@ -151,6 +167,7 @@ class LSMHistory:
 
     def row_count(self, name: str) -> int:
         """The rows of one data file, from its parquet footer."""
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         path = f"{self.folder}/{name}"
@@ -184,7 +201,9 @@ class LSMHistory:
                     raise
                 version = newer
         if not read:
-            return LSM_INSTANT_SCHEMA.empty_table().select(columns)
+            return lsm_instant_schema().empty_table().select(columns)
+        import pyarrow as pa
+
         in_name_order = pa.concat_tables([table for _, table in sorted(read, key=itemgetter(0))])
         if _strictly_ascending(in_name_order.column("instantTime")):
             return in_name_order

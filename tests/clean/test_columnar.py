@@ -53,11 +53,13 @@ listings = st.tuples(slices, other_names).flatmap(
        ectr=st.sampled_from(INSTANTS), keep=st.integers(0, 3),
        policy=st.sampled_from([CleaningPolicy.KEEP_LATEST_COMMITS, CleaningPolicy.KEEP_LATEST_FILE_VERSIONS]))
 def test_columnar_and_object_paths_decide_alike(names, committed, ectr, keep, policy):
-    task = PartitionTask(PARTITION, {}, {}, frozenset())
-    committed = frozenset(committed)
-    general, columnar = (_decide_partition(_context(slicing, policy, ectr, keep, committed), task, names)
-                         for slicing in (ObjectSlicing(".parquet"), BaseInstantSlicing(".parquet")))
-    assert columnar == general
+    context = _context(ObjectSlicing(".parquet"), policy, ectr, keep, frozenset(committed))
+    general = _decide_partition(context, PartitionTask(PARTITION, {}, {}, frozenset()), names)
+    by_commits = policy == CleaningPolicy.KEEP_LATEST_COMMITS
+    decided = decide_base_files(PARTITION, names, ".parquet", ectr if by_commits else None,
+                                1 if by_commits else keep, context.is_committed)
+    if decided is not None:
+        assert decided == (general.files, general.delete_partition)
 
 
 def test_hudis_names_take_the_columnar_path_in_the_order_of_hudis_file_group_set():
@@ -69,15 +71,17 @@ def test_hudis_names_take_the_columnar_path_in_the_order_of_hudis_file_group_set
     assert decided == ([f"{f}_1-0-1_{INSTANTS[0]}.parquet" for f in ["f1", "f4", "f5", "f2", "f3"]], False)
 
 
-def test_file_groups_sharing_a_bucket_keep_their_listing_order():
+def test_the_planner_decides_a_large_partition_by_columns_as_by_objects():
     ids = [f"{n:08x}-0" for n in range(500)]  # 500 groups in 1024 buckets: many share one
     names = [f"{f}_1-0-1_{i}.parquet" for i in INSTANTS[:3] for f in ids]
-    committed = frozenset(INSTANTS)
     task = PartitionTask(PARTITION, {}, {}, frozenset())
-    general = _decide_partition(_context(ObjectSlicing(".parquet"), CleaningPolicy.KEEP_LATEST_COMMITS,
-                                         INSTANTS[2], 1, committed), task, names)
-    assert decide_base_files(PARTITION, names, ".parquet", INSTANTS[2], 1, committed.__contains__) == (
-        general.files, False)
+    general, planned = (
+        _decide_partition(_context(slicing, CleaningPolicy.KEEP_LATEST_COMMITS, INSTANTS[2], 1,
+                                   frozenset(INSTANTS)), task, names)
+        for slicing in (ObjectSlicing(".parquet"), BaseInstantSlicing(".parquet")))
+    assert decide_base_files(PARTITION, names, ".parquet", INSTANTS[2], 1, lambda i: True) == (
+        planned.files, False)
+    assert planned == general and len(planned.files) == 500
 
 
 def test_partitions_it_cannot_read_as_the_object_path_does_are_left_to_it():
