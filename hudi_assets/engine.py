@@ -95,9 +95,12 @@ class LocalEngine:
         self.map(fn, items, parallelism)
 
     def map_in_processes(self, fn: Callable[[T], R], items: Sequence[T],
-                         meanwhile: Callable[[], Any] | None = None) -> list[R]:
+                         meanwhile: Callable[[], Any] | None = None,
+                         before_fork: Callable[[], Any] | None = None) -> list[R]:
         """`map` in forked worker processes, results in input order; `meanwhile`, if given, is work
-        of this process's own done while the workers run (after they forked, so they never see it).
+        of this process's own done while the workers run (after they forked, so they never see it);
+        `before_fork`, work each worker would otherwise repeat (an import), done here once first and
+        only when workers fork.
 
         Forking hands `fn` and everything it closes over to the workers as they are (nothing is
         pickled but the items and the results, so results should be compact: names and numbers).
@@ -108,10 +111,11 @@ class LocalEngine:
         would leave it held in the worker forever); this package's own lock-renewal thread is the
         one exception, as it holds no lock the workers take.
         """
-        return list(self.imap_in_processes(fn, items, meanwhile=meanwhile))
+        return list(self.imap_in_processes(fn, items, meanwhile=meanwhile, before_fork=before_fork))
 
     def imap_in_processes(self, fn: Callable[[T], R], items: Sequence[T], chunk_size: int | None = None,
-                          meanwhile: Callable[[], Any] | None = None) -> Iterator[R]:
+                          meanwhile: Callable[[], Any] | None = None,
+                          before_fork: Callable[[], Any] | None = None) -> Iterator[R]:
         """`map_in_processes` yielding each result in input order as soon as it is there (progress
         can be reported between them), `chunk_size` items per task (default: a few tasks per
         worker). When the caller stops early, tasks not yet started are cancelled."""
@@ -121,6 +125,8 @@ class LocalEngine:
                 meanwhile()
             yield from map(fn, items)
             return
+        if before_fork is not None:
+            before_fork()
         size = chunk_size or -(-len(items) // (workers * 4))  # a few chunks per worker evens them out
         # Workers get (start, end) of their chunk, not the items: they inherit those through the fork
         # (a plan from the metadata table hands each worker its partitions' names and sizes).
@@ -180,16 +186,18 @@ def _run_forked(chunk: tuple[int, int]) -> bytes | None:
 
 
 def store_map(engine: Engine, local_store: bool, fn: Callable[[T], R], items: Sequence[T],
-              parallelism: int, *, meanwhile: Callable[[], Any] | None = None) -> list[R]:
+              parallelism: int, *, meanwhile: Callable[[], Any] | None = None,
+              before_fork: Callable[[], Any] | None = None) -> list[R]:
     """Work per directory of a store that is free of effects (listing and deciding). A local file
     system answers without latency to overlap, so on the local engine threads would only take turns
     holding the GIL over the per-file Python work (measured on a 1,000,000-file plan: 16 threads 30%
     slower than one): it runs in forked processes there. Object stores and Spark get the parallelism
     asked for; one item is done here, as a Spark job costs more than one directory's work (measured
     over Spark Connect: 0.2-0.6 s a job, three of them to find the partitions of a year/month/day
-    table). `meanwhile`: work of this process's own, done while forked workers run (else first)."""
+    table). `meanwhile`: work of this process's own, done while forked workers run (else first);
+    `before_fork`: see `LocalEngine.map_in_processes`."""
     if local_store and isinstance(engine, LocalEngine):
-        return engine.map_in_processes(fn, items, meanwhile)
+        return engine.map_in_processes(fn, items, meanwhile, before_fork)
     if meanwhile is not None:
         meanwhile()
     if len(items) == 1:

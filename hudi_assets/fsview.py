@@ -184,9 +184,11 @@ def list_directory(storage: Storage, directory: str, visit: PartitionVisitor | N
 
 
 def discover_partitions(storage: Storage, engine: Engine, parallelism: int = 200,
-                        visit: PartitionVisitor | None = None) -> list[tuple[str, Any]]:
+                        visit: PartitionVisitor | None = None,
+                        before_fork: Callable[[], Any] | None = None) -> list[tuple[str, Any]]:
     """Find every partition, level by level, one engine task per directory: (partition, its file
-    names or what `visit` returns for it).
+    names or what `visit` returns for it). `before_fork`: what `visit` imports, imported once before
+    local workers fork (`store_map`).
 
     Partitions come in Hudi's order (FSUtils.getAllPartitionPaths without a metadata table): by
     depth, then in the order their parents were listed and each directory lists its entries; the
@@ -197,7 +199,7 @@ def discover_partitions(storage: Storage, engine: Engine, parallelism: int = 200
     depth = 0
     while level:
         results = store_map(engine, storage.is_local, lambda d: list_directory(storage, d, visit), level,
-                            parallelism)
+                            parallelism, before_fork=before_fork)
         log.info("Listed %d directories at depth %d of %s: %d partitions so far", len(level), depth,
                  storage.base_uri, len(found) + sum(1 for _, entry, _ in results if entry is not None))
         level = []
