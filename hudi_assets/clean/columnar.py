@@ -63,23 +63,25 @@ def decide_base_files(partition: str, names: list[str], base_extension: str, ect
     group = np.searchsorted(np.array(ids, dtype=np.bytes_), file_ids)  # index in `ids`
     distinct = sorted(set(instants.tolist()))
     instant = np.searchsorted(np.array(distinct, dtype=np.bytes_), instants)  # ranks instants as strings
-    slices = np.sort(group * len(distinct) + instant)
-    if (slices[1:] == slices[:-1]).any():
+    newest_first = len(distinct) - 1 - instant
+    slices = group * len(distinct) + newest_first  # one number per slice
+    order = np.argsort(slices)  # by group, newest slice first
+    ordered = slices[order]
+    if (ordered[1:] == ordered[:-1]).any():
         return None  # two base files of one slice: build_file_groups keeps the last, the other stays
     candidate = np.array([is_committed(i) and (ectr is None or i < ectr)
                           for i in (b.decode() for b in distinct)], dtype=bool)
-    chosen = np.flatnonzero(candidate[instant])
-    chosen = chosen[np.lexsort((-instant[chosen], group[chosen]))]  # by group, newest first
+    chosen = order[candidate[instant[order]]]
     of_group = group[chosen]
-    starts = np.flatnonzero(np.r_[True, of_group[1:] != of_group[:-1]])
-    newer = np.arange(len(chosen)) - np.repeat(starts, np.diff(np.r_[starts, len(chosen)]))
-    doomed = chosen[newer >= max(keep, 0)]
+    place = np.arange(len(chosen))
+    group_start = np.maximum.accumulate(np.where(of_group != np.roll(of_group, 1), place, 0))
+    doomed = chosen[place - group_start >= max(keep, 0)]  # `keep` newer candidates of its group stand
     if not len(doomed):
         return [], False
     in_view = _view_positions(partition, inserted)
     position = {file_id: n for n, file_id in enumerate(inserted)}
     view_rank = in_view[[position[file_id] for file_id in ids]]
-    doomed = doomed[np.lexsort((-instant[doomed], view_rank[group[doomed]]))]
+    doomed = doomed[np.argsort(view_rank[group[doomed]] * len(distinct) + newest_first[doomed])]
     return list(map(names.__getitem__, rows[doomed].tolist())), False
 
 
