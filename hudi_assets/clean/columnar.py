@@ -26,8 +26,8 @@ _MOD32 = 1 << 32
 _LOW32 = np.uint64(_MOD32 - 1)
 
 
-def decide_base_files(partition: str, names: list[str], base_extension: str, ectr: str | None, keep: int,
-                      is_committed: Callable[[str], bool]) -> tuple[list[str], bool] | None:
+def decide_base_files(partition: str, names: list[str], base_extension: str, *, ectr: str | None,
+                      keep: int, is_committed: Callable[[str], bool]) -> tuple[list[str], bool] | None:
     """(the names to delete, in plan order; whether the partition has no file group at all), or None
     when the general path must decide (a log file, a name that is not ASCII, two base files of one
     slice). `ectr`: the candidates are the committed slices before it; None: every committed slice.

@@ -157,7 +157,8 @@ def _decide_partition(ctx: PlanContext, task: PartitionTask, names: list[str]) -
 
         keep = 1 if by_commits else ctx.file_versions_retained
         decided = decide_base_files(partition, names, ctx.slicing.base_extension,
-                                    ctx.ectr if by_commits else None, keep, ctx.is_committed)
+                                    ectr=ctx.ectr if by_commits else None, keep=keep,
+                                    is_committed=ctx.is_committed)
         if decided is not None:
             return PartitionDecision(partition, decided[1], decided[0])
     groups = ctx.slicing.file_groups(partition, names)

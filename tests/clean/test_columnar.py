@@ -56,8 +56,8 @@ def test_columnar_and_object_paths_decide_alike(names, committed, ectr, keep, po
     context = _context(ObjectSlicing(".parquet"), policy, ectr, keep, frozenset(committed))
     general = _decide_partition(context, PartitionTask(PARTITION, {}, {}, frozenset()), names)
     by_commits = policy == CleaningPolicy.KEEP_LATEST_COMMITS
-    decided = decide_base_files(PARTITION, names, ".parquet", ectr if by_commits else None,
-                                1 if by_commits else keep, context.is_committed)
+    decided = decide_base_files(PARTITION, names, ".parquet", ectr=ectr if by_commits else None,
+                                keep=1 if by_commits else keep, is_committed=context.is_committed)
     if decided is not None:
         assert decided == (general.files, general.delete_partition)
 
@@ -65,7 +65,8 @@ def test_columnar_and_object_paths_decide_alike(names, committed, ectr, keep, po
 def test_hudis_names_take_the_columnar_path_in_the_order_of_hudis_file_group_set():
     ids = ["f1", "f2", "f3", "f4", "f5"]
     names = [f"{f}_1-0-1_{i}.parquet" for i in INSTANTS[:3] for f in ids] + [".hoodie_partition_metadata"]
-    decided = decide_base_files("2024/01/01", names, ".parquet", INSTANTS[2], 1, lambda instant: True)
+    decided = decide_base_files("2024/01/01", names, ".parquet", ectr=INSTANTS[2], keep=1,
+                                is_committed=lambda instant: True)
     # new HashSet<>(Pair("2024/01/01", fileId)...) on Java 17 iterates f1, f4, f5, f2, f3 (as in
     # test_clean_planner).
     assert decided == ([f"{f}_1-0-1_{INSTANTS[0]}.parquet" for f in ["f1", "f4", "f5", "f2", "f3"]], False)
@@ -79,14 +80,15 @@ def test_the_planner_decides_a_large_partition_by_columns_as_by_objects():
         _decide_partition(_context(slicing, CleaningPolicy.KEEP_LATEST_COMMITS, INSTANTS[2], 1,
                                    frozenset(INSTANTS)), task, names)
         for slicing in (ObjectSlicing(".parquet"), BaseInstantSlicing(".parquet")))
-    assert decide_base_files(PARTITION, names, ".parquet", INSTANTS[2], 1, lambda i: True) == (
-        planned.files, False)
+    assert decide_base_files(PARTITION, names, ".parquet", ectr=INSTANTS[2], keep=1,
+                             is_committed=lambda i: True) == (planned.files, False)
     assert planned == general and len(planned.files) == 500
 
 
 def test_partitions_it_cannot_read_as_the_object_path_does_are_left_to_it():
     def decide(*names: str):
-        return decide_base_files("p", list(names), ".parquet", INSTANTS[5], 1, lambda instant: True)
+        return decide_base_files("p", list(names), ".parquet", ectr=INSTANTS[5], keep=1,
+                                 is_committed=lambda instant: True)
 
     one = f"f1_1-0-1_{INSTANTS[0]}.parquet"
     assert decide(one, f".f1_{INSTANTS[0]}.log.1_1-0-1") is None  # a log file joins the slice
