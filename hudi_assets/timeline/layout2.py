@@ -156,8 +156,7 @@ class LayoutTwoTimeline(ActiveTimeline):
                 f"{', ...' if len(leftovers) > 3 else ''}) beside {folder}/: an unfinished upgrade to "
                 "table version 8? Finish or roll back the upgrade with Hudi first")
         state_files: dict[Instant, FileStatus] = {}
-        completion_times: dict[str, str] = {}
-        legacy: set[str] = set()
+        named: dict[Instant, str | None] = {}
         for status in storage.list(folder):
             if status.is_dir:
                 continue
@@ -167,10 +166,21 @@ class LayoutTwoTimeline(ActiveTimeline):
             instant, completed = parsed
             state_files[instant] = status
             if instant.is_completed:
-                if completed is None:
-                    legacy.add(instant.timestamp)
-                    completed = format_epoch_ms(status.mtime_ms, timezone)
-                completion_times[instant.timestamp] = completed
+                named[instant] = completed
+        # A requested time's completion time is its first completed instant's in Hudi's order
+        # (CompletionTimeQueryViewV2 puts if absent): a savepoint, named by the time of the commit it
+        # keeps and completed later, never moves that commit's completion time, whatever the
+        # listing's order.
+        completion_times: dict[str, str] = {}
+        legacy: set[str] = set()
+        for instant in sorted(named):
+            if instant.timestamp in completion_times:
+                continue
+            completed = named[instant]
+            if completed is None:
+                legacy.add(instant.timestamp)
+                completed = format_epoch_ms(state_files[instant].mtime_ms, timezone)
+            completion_times[instant.timestamp] = completed
         return cls(storage, state_files, folder, completion_times, legacy=frozenset(legacy),
                    timezone=timezone)
 

@@ -7,6 +7,7 @@ most common way to diverge from Hudi's decisions.
 
 from __future__ import annotations
 
+import copy
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
@@ -183,9 +184,13 @@ class ActiveTimeline(Timeline):
         # Requested time -> completion time where the layout records it; none in layout 1, where
         # instants complete in the order of their requested times as far as readers can tell.
         self.completion_times = {}
+        self._index()
+
+    def _index(self) -> None:
+        """`instants` and the raw timeline from `state_files`."""
         # One sort serves both views: in Hudi's order an instant's state files are adjacent, lowest
         # state first, so keeping each one's highest state leaves the instants in order too.
-        self._raw = sorted(state_files, key=_SORT_KEY)
+        self._raw = sorted(self.state_files, key=_SORT_KEY)
         latest: dict[tuple[str, str], Instant] = {}
         for instant in self._raw:
             key = (instant.timestamp, instant.comparable_action)
@@ -206,6 +211,15 @@ class ActiveTimeline(Timeline):
             if instant is not None:
                 state_files[instant] = status
         return cls(storage, state_files, folder)
+
+    def without(self, gone: Iterable[Instant]) -> ActiveTimeline:
+        """This timeline as it reads once the state files `gone` are removed (nothing is deleted):
+        what a service would decide then. Completion times stay: they are the other instants'."""
+        dropped = set(gone)
+        hidden = copy.copy(self)
+        hidden.state_files = {i: s for i, s in self.state_files.items() if i not in dropped}
+        hidden._index()
+        return hidden
 
     @property
     def raw_instants(self) -> list[Instant]:
