@@ -61,7 +61,10 @@ def test_maintenance_methods(made):
     assert maintenance.savepoints() == []
 
 
-@pytest.mark.parametrize("name", params_or_skip(table_zips(6) + table_zips(8) + table_zips(9), "Java-written tables"))
+JAVA_TABLES = [*table_zips(6), *table_zips(8), *table_zips(9)]
+
+
+@pytest.mark.parametrize("name", params_or_skip(JAVA_TABLES, "Java-written tables"))
 def test_create_list_delete_on_java_written_tables(name, tmp_path):
     """Create lists hudi-rs's file slices as of the instant (on 8/9 sliced by completion time, from the
     metadata table where there is one), list shows it, delete removes its files."""
