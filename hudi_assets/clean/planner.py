@@ -470,6 +470,8 @@ class CleanPlanner:
         Hudi decides `min(#partitions, parallelism)` partitions at a time; each batch is collected
         with `Collectors.toMap`, its partitions to delete appended in that map's order, and its
         partitions with files (0.15, HUDI-7703: no others) `putAll` into one `new HashMap<>()`.
+        Consumes the decisions' names (each list is emptied once its paths are made): at 2M files the
+        names and the paths held together were half the dry run's peak memory.
         """
         storage = self.table.storage
         batch_size = min(len(decisions), self.config.parallelism) or 1
@@ -484,9 +486,10 @@ class CleanPlanner:
             by_partition.update(batch)
         plan_files = {}
         for partition in files.order():
+            names = by_partition[partition].files
             prefix = f"{storage.uri(partition)}/"  # checked once; names from a listing hold no '/'
-            paths = map(prefix.__add__, by_partition[partition].files)
-            plan_files[partition] = list(map(_new_file_info, zip(paths, repeat(False))))
+            plan_files[partition] = list(map(_new_file_info, zip(map(prefix.__add__, names), repeat(False))))
+            names.clear()  # its paths replace the names: the two are never all held at once
         return plan_files, partitions_to_delete
 
 
