@@ -248,5 +248,5 @@ def state_files_of(active: ActiveTimeline, instants: list[Instant]) -> list[Inst
     """Every state file present of each instant (all its states), instant by instant."""
     by_key: dict[tuple[str, str], list[Instant]] = {}
     for raw in active.raw_instants:
-        by_key.setdefault((raw.timestamp, raw.comparable_action), []).append(raw)
-    return [raw for i in instants for raw in by_key.get((i.timestamp, i.comparable_action), [])]
+        by_key.setdefault(raw.comparable_key, []).append(raw)
+    return [raw for i in instants for raw in by_key.get(i.comparable_key, [])]

@@ -100,7 +100,7 @@ class ArchivedTimeline:
         """Archived instants in their highest archived state, in Hudi's order."""
         latest: dict[tuple[str, str], Instant] = {}
         for entry in self.entries():
-            key = (entry.instant.timestamp, entry.instant.comparable_action)
+            key = entry.instant.comparable_key
             held = latest.get(key)
             if held is None or held.state.value < entry.instant.state.value:
                 latest[key] = entry.instant

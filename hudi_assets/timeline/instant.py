@@ -63,6 +63,12 @@ class Instant:
     def sort_key(self) -> tuple[str, str, int]:
         return self.timestamp, COMPARABLE_ACTION.get(self.action, self.action), self.state.value
 
+    @property
+    def comparable_key(self) -> tuple[str, str]:
+        """(time, comparable action): the instant whatever its state, so every state file of one
+        instant (a compaction's requested file and its `commit`) has the same key."""
+        return self.timestamp, COMPARABLE_ACTION.get(self.action, self.action)
+
     def __lt__(self, other: Instant) -> bool:
         return self.sort_key < other.sort_key
 

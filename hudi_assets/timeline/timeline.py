@@ -188,7 +188,7 @@ class ActiveTimeline(Timeline):
         self._raw = sorted(state_files, key=_SORT_KEY)
         latest: dict[tuple[str, str], Instant] = {}
         for instant in self._raw:
-            key = (instant.timestamp, instant.comparable_action)
+            key = instant.comparable_key
             held = latest.get(key)
             if held is None or held.state.value < instant.state.value:
                 latest[key] = instant

@@ -33,8 +33,8 @@ CONF = ["--hoodie-conf", "hoodie.keep.min.commits=5", "--hoodie-conf", "hoodie.k
 
 
 def _keys(table):
-    active = {(i.timestamp, i.comparable_action) for i in table.reload_timeline()}
-    archived = {(i.timestamp, i.comparable_action) for i in ArchivedTimeline.load(table).instants()}
+    active = {i.comparable_key for i in table.reload_timeline()}
+    archived = {i.comparable_key for i in ArchivedTimeline.load(table).instants()}
     return active, archived
 
 

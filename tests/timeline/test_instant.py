@@ -46,6 +46,16 @@ def test_compaction_completes_as_commit():
     assert Instant(T, "compaction", State.INFLIGHT) < Instant(T, "commit")
 
 
+def test_comparable_key_is_the_instant_whatever_its_state():
+    """Every state file of a compaction (requested, inflight, its `commit`) is one instant."""
+    states = [Instant(T, "compaction", State.REQUESTED), Instant(T, "compaction", State.INFLIGHT),
+              Instant(T, "commit")]
+    assert {i.comparable_key for i in states} == {(T, "commit")}
+    clustering = Instant(T, "clustering", State.INFLIGHT)
+    assert clustering.comparable_key == Instant(T, "replacecommit").comparable_key
+    assert Instant(T, "deltacommit").comparable_key != Instant(T, "commit").comparable_key
+
+
 @pytest.mark.parametrize("name", ["hoodie.properties", ".aux", "archived", "2024.commit.crc.x", "x.commit"])
 def test_non_instant_files_are_ignored(name):
     assert Instant.parse_file_name(name) is None
