@@ -136,6 +136,17 @@ class Instant:
         return f"[{self.timestamp}__{self.action}__{self.state.name}]"
 
 
+def highest_states(state_files: Iterable[Instant]) -> list[Instant]:
+    """Each instant once, in the highest of its states among `state_files`, in first-seen order."""
+    highest: dict[tuple[str, str], Instant] = {}
+    for instant in state_files:
+        key = instant.comparable_key
+        held = highest.get(key)
+        if held is None or held.state.value < instant.state.value:
+            highest[key] = instant
+    return list(highest.values())
+
+
 def completed_instants(times: Iterable[str], actions: Iterable[str]) -> list[Instant]:
     """Completed instants of times and actions already typed (an archive's columns), made by setting
     the slots directly: a frozen dataclass's `__init__` sets each field through `object.__setattr__`,

@@ -9,7 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hudi_assets.exceptions import CorruptFileError
-from hudi_assets.timeline.instant import ACTIONS, SAVEPOINT, Instant, State, completed_instants
+from hudi_assets.timeline.instant import (
+    ACTIONS,
+    SAVEPOINT,
+    Instant,
+    State,
+    completed_instants,
+    highest_states,
+)
 
 T = "20240101120000123"
 
@@ -109,3 +116,10 @@ def test_completed_instants_are_the_instants_the_constructor_makes():
     assert all(type(i) is Instant and i.is_completed for i in made)
     with pytest.raises(dataclasses.FrozenInstanceError):
         made[0].action = "clean"
+
+
+def test_highest_states_keeps_each_instant_once_in_its_highest_state():
+    files = [Instant("1", "compaction", State.REQUESTED), Instant("2", "clean", State.INFLIGHT),
+             Instant("1", "commit"), Instant("1", "compaction", State.INFLIGHT),
+             Instant("2", "clean", State.REQUESTED)]
+    assert highest_states(files) == [Instant("1", "commit"), Instant("2", "clean", State.INFLIGHT)]
