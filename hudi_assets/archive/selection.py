@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hudi_assets.archive.config import ArchiveConfig, KeepRange, keep_range
-from hudi_assets.avro import deserialize_metadata
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.storage import Storage
 from hudi_assets.table import METADATA_TABLE_FOLDER, HoodieTable
@@ -22,8 +21,8 @@ from hudi_assets.timeline.instant import (
     ROLLBACK,
     SAVEPOINT,
     Instant,
-    State,
 )
+from hudi_assets.timeline.metadata import requested_plan
 from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline, Timeline
 
 FILES_PARTITION = "files"
@@ -116,10 +115,9 @@ def compaction_fence(active: ActiveTimeline, is_mor: bool, config: ArchiveConfig
 
 
 def cleaner_plan(active: ActiveTimeline, clean: Instant) -> dict:
-    """The plan of a clean (its requested file), as Hudi's CleanerUtils.getCleanerPlan reads it."""
-    requested = Instant(clean.timestamp, CLEAN, State.REQUESTED)
-    path = active.state_file_path(requested)
-    return deserialize_metadata(active.read_details(requested), "HoodieCleanerPlan", active.storage.uri(path))
+    """The plan of a clean, as Hudi's CleanerUtils.getCleanerPlan reads it: an empty requested file
+    fails the archive (Hudi's fails decoding it), where other readers take it as no plan."""
+    return requested_plan(active, clean, allow_empty=False)
 
 
 def _cleaner_plan_ectr(active: ActiveTimeline, clean: Instant) -> str | None:

@@ -6,9 +6,10 @@ import pytest
 from support.builders import TableBuilder, ts
 
 from hudi_assets.archive import ArchiveConfig, select_instants_to_archive
+from hudi_assets.archive.selection_v2 import select_instants_to_archive_v2
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.config import WriteConfig
-from hudi_assets.exceptions import InvalidConfigError
+from hudi_assets.exceptions import CorruptFileError, InvalidConfigError
 from hudi_assets.timeline.instant import State
 from hudi_assets.timeline.instant_time import parse_instant_time
 
@@ -143,6 +144,21 @@ def test_inflight_clustering_and_last_clean_plan(tmp_path, with_clean):
     else:
         # no clean: the first replacecommit (completed clustering at ts 5) is the fence
         assert _times(sel.commits) == [ts(i) for i in range(5)]
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_an_empty_plan_of_the_last_clean_fails_the_selection_naming_the_file(tmp_path, version):
+    """Hudi's archiver decodes the last clean's plan for the clustering fence and fails on an empty
+    file; readers that take an empty requested file as no plan must not change that here."""
+    b = TableBuilder(tmp_path, version=version)
+    _commits(b, 40, skip={5})
+    b.clustering(ts(5), state=State.COMPLETED)
+    b.clean(ts(50), ts(8))
+    b.state_file(f"{ts(50)}.clean.requested", b"")
+    select = select_instants_to_archive if version == 6 else select_instants_to_archive_v2
+    table = b.table()
+    with pytest.raises(CorruptFileError, match=rf"{ts(50)}\.clean\.requested: not an Avro container file"):
+        select(table, SMALL, table.active_timeline)
 
 
 def test_failed_write(tmp_path):
