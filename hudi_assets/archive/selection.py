@@ -7,6 +7,7 @@ the compaction and clustering fences, the metadata table; for a metadata table, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hudi_assets.archive.config import ArchiveConfig, KeepRange, keep_range
@@ -26,6 +27,7 @@ from hudi_assets.timeline.metadata import requested_plan
 from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline, Timeline
 
 FILES_PARTITION = "files"
+METADATA_TABLE = "metadata table"  # the name of its fence
 # Hudi groups clean and rollback instants in a HashMap keyed by action: this is its iteration order.
 _CLEAN_ROLLBACK_ORDER = (ROLLBACK, CLEAN)
 
@@ -165,20 +167,26 @@ def savepoint_fence(active: ActiveTimeline, config: ArchiveConfig) -> tuple[Fenc
     return Fence("savepoint", first, f"first savepoint {first}: nothing at or after it is archived"), times
 
 
-def _metadata_table_fence(table: HoodieTable) -> Fence | None:
-    """Data table with a metadata table: keep instants at or after the MDT's latest compaction."""
-    name = "metadata table"
+def metadata_table_fence(table: HoodieTable, fence_at: Callable[[str], Fence] | None = None,
+                         load_timeline: Callable[[Storage], ActiveTimeline] = ActiveTimeline.load
+                         ) -> Fence | None:
+    """A data table with a metadata table: keep the instants at or after the metadata table's latest
+    compaction (0.15). `fence_at` makes the fence of that compaction's time instead (1.x: by
+    completion time); `load_timeline` reads the metadata table's timeline (0.15: its layout-1
+    `.hoodie/` as it is)."""
     if FILES_PARTITION not in table.config.metadata_partitions:
         return None
-    storage = table.storage
-    mdt = Storage(f"{storage.base_uri}/{METADATA_TABLE_FOLDER}", storage.options)
+    mdt = Storage(f"{table.storage.base_uri}/{METADATA_TABLE_FOLDER}", table.storage.options)
     if not mdt.exists(f"{METAFOLDER}/hoodie.properties"):
-        return Fence(name, "", "hoodie.table.metadata.partitions lists 'files' but the metadata table at "
-                               f"{METADATA_TABLE_FOLDER} is missing: nothing is archived")
-    compaction = ActiveTimeline.load(mdt).filter_actions({COMMIT}).filter_completed().last()
+        return Fence(METADATA_TABLE, "", "hoodie.table.metadata.partitions lists 'files' but the metadata "
+                                         f"table at {METADATA_TABLE_FOLDER} is missing: nothing is archived")
+    compaction = load_timeline(mdt).filter_actions({COMMIT}).filter_completed().last()
     if compaction is None:
-        return Fence(name, "", "metadata table has no completed compaction yet: nothing is archived")
-    return Fence(name, compaction.timestamp,
+        return Fence(METADATA_TABLE, "", "metadata table has no completed compaction yet: nothing is "
+                                         "archived")
+    if fence_at is not None:
+        return fence_at(compaction.timestamp)
+    return Fence(METADATA_TABLE, compaction.timestamp,
                  f"latest metadata-table compaction {compaction.timestamp}: newer instants stay")
 
 
@@ -231,7 +239,7 @@ def select_instants_to_archive(table: HoodieTable, config: ArchiveConfig,
         selection.notes.append(f"{len(table_commits)} completed commits <= max {keep.max_commits}: "
                                "no commit is archived")
     chosen = selection.clean_rollback + selection.commits
-    mdt = data_table_fence(table, config) if table.is_metadata_table else _metadata_table_fence(table)
+    mdt = data_table_fence(table, config) if table.is_metadata_table else metadata_table_fence(table)
     if mdt is not None:
         fences.append(mdt)
         chosen = ([i for i in chosen if i.timestamp < mdt.instant] if mdt.instant

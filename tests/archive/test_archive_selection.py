@@ -193,6 +193,21 @@ def test_metadata_table_fence_at_latest_compaction(tmp_path):
     assert _times(sel.instants) == [ts(i) for i in range(21)]  # ts(20) < ts(20)001: archivable
 
 
+@pytest.mark.parametrize("version", [6, 9])
+def test_a_missing_metadata_table_the_config_lists_archives_nothing(tmp_path, version):
+    """0.15 and 1.x share the metadata-table fence up to its latest compaction."""
+    b = TableBuilder(tmp_path, version=version, props={"hoodie.table.metadata.partitions": "files"})
+    b.archivable()
+    select = select_instants_to_archive if version == 6 else select_instants_to_archive_v2
+    table = b.table()
+    sel = select(table, SMALL, table.active_timeline)
+    fence = next(f for f in sel.fences if f.name == "metadata table")
+    assert fence.instant == "" and fence.reason == (
+        "hoodie.table.metadata.partitions lists 'files' but the metadata table at .hoodie/metadata is "
+        "missing: nothing is archived")
+    assert not sel.instants and not sel.state_files
+
+
 def test_config_sources_and_validation(tmp_path):
     b = TableBuilder(tmp_path, props={"hoodie.keep.min.commits": "7"})
     props = tmp_path / "p.properties"
