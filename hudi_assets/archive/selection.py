@@ -210,6 +210,23 @@ def data_table_fence(table: HoodieTable, config: ArchiveConfig) -> Fence:
     return Fence("data table", instant, f"the data table's {why} {instant}: newer instants stay")
 
 
+def archivable_commits(table_commits: Timeline, keep: KeepRange, config: ArchiveConfig, fences: list[Fence],
+                       *, savepoint: Fence, savepoint_times: set[str]) -> list[Instant]:
+    """The completed commits the savepoints leave (`savepoint_fence`) that are before every one of
+    `fences`, oldest first, at most all but keep.min of the table's commits."""
+    limits = [f.instant for f in fences if f.instant is not None]
+    earliest = min(limits) if limits else None
+    candidates = []
+    for instant in table_commits:
+        ts = instant.timestamp
+        if ts in savepoint_times if config.archive_beyond_savepoint else (
+                savepoint.instant is not None and ts >= savepoint.instant):
+            continue
+        if earliest is None or ts < earliest:
+            candidates.append(instant)
+    return candidates[:max(len(table_commits) - keep.min_commits, 0)]
+
+
 def select_instants_to_archive(table: HoodieTable, config: ArchiveConfig,
                                active: ActiveTimeline | None = None) -> ArchiveSelection:
     """Hudi 0.15's choice of instants to archive, with every fence and its reason."""
@@ -224,17 +241,8 @@ def select_instants_to_archive(table: HoodieTable, config: ArchiveConfig,
     fences = [savepoint, pending_fence(active, table_commits)]
     if len(table_commits) > keep.max_commits:
         fences += [compaction_fence(active, is_mor, config), _clustering_fence(active)]
-        candidates = []
-        for instant in table_commits:
-            ts = instant.timestamp
-            if config.archive_beyond_savepoint:
-                if ts in savepoint_times:
-                    continue
-            elif savepoint.instant is not None and ts >= savepoint.instant:
-                continue
-            if all(f.instant is None or ts < f.instant for f in fences[1:]):
-                candidates.append(instant)
-        selection.commits = candidates[:max(len(table_commits) - keep.min_commits, 0)]
+        selection.commits = archivable_commits(table_commits, keep, config, fences[1:], savepoint=savepoint,
+                                               savepoint_times=savepoint_times)
     else:
         selection.notes.append(f"{len(table_commits)} completed commits <= max {keep.max_commits}: "
                                "no commit is archived")

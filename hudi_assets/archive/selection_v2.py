@@ -22,6 +22,7 @@ from hudi_assets.archive.selection import (
     METADATA_TABLE,
     ArchiveSelection,
     Fence,
+    archivable_commits,
     cleaner_plan,
     compaction_fence,
     data_table_fence,
@@ -120,17 +121,8 @@ def select_instants_to_archive_v2(table: HoodieTable, config: ArchiveConfig,
     if mdt is not None:
         fences.append(mdt)
     selection.fences += fences
-    limits = [f.instant for f in fences if f.instant is not None]
-    earliest = min(limits) if limits else None
-    candidates = []
-    for instant in table_commits:
-        ts = instant.timestamp
-        if ts in savepoint_times if config.archive_beyond_savepoint else (
-                savepoint.instant is not None and ts >= savepoint.instant):
-            continue
-        if earliest is None or ts < earliest:
-            candidates.append(instant)
-    selection.commits = candidates[:max(len(table_commits) - keep.min_commits, 0)]
+    selection.commits = archivable_commits(table_commits, keep, config, fences, savepoint=savepoint,
+                                           savepoint_times=savepoint_times)
     if selection.commits:
         last = selection.commits[-1].timestamp
         done = active.filter_actions({CLEAN, ROLLBACK}).filter_completed()
