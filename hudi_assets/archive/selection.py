@@ -122,9 +122,9 @@ def cleaner_plan(active: ActiveTimeline, clean: Instant) -> dict:
     return requested_plan(active, clean, allow_empty=False)
 
 
-def _cleaner_plan_ectr(active: ActiveTimeline, clean: Instant) -> str | None:
-    earliest = cleaner_plan(active, clean).get("earliestInstantToRetain") or {}
-    return earliest.get("timestamp") or None
+def plan_ectr(plan: dict) -> str | None:
+    """The time of a clean plan's earliest instant to retain; None where it names none."""
+    return (plan.get("earliestInstantToRetain") or {}).get("timestamp") or None
 
 
 def _clustering_fence(active: ActiveTimeline) -> Fence:
@@ -135,7 +135,7 @@ def _clustering_fence(active: ActiveTimeline) -> Fence:
         return Fence(name, None, "no replacecommit in the active timeline")
     last_clean = active.clean_timeline().filter_completed().last()
     if last_clean is not None:
-        ectr = _cleaner_plan_ectr(active, last_clean)
+        ectr = plan_ectr(cleaner_plan(active, last_clean))
         lower = ectr or last_clean.timestamp
         fence = next((i for i in replaces if i.timestamp >= lower), None)
         basis = (f"last clean {last_clean.timestamp} retains from {ectr}" if ectr

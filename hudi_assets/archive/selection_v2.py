@@ -28,23 +28,22 @@ from hudi_assets.archive.selection import (
     data_table_fence,
     metadata_table_fence,
     pending_fence,
+    plan_ectr,
     savepoint_fence,
     state_files_of,
 )
+from hudi_assets.clean.plan import SAVEPOINTED_TIMESTAMPS
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import CLEAN, CLUSTERING, REPLACE_COMMIT, ROLLBACK
 from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
-
-# CleanerUtils.SAVEPOINTED_TIMESTAMPS: the savepoints a clean plan kept files for.
-SAVEPOINTED_TIMESTAMPS = "savepointed_timestamps"
 
 
 def _earliest_replaced_savepoint(active: ActiveTimeline, policy: str, plan: dict) -> str | None:
     """ClusteringUtils.getEarliestReplacedSavepointInClean: the earliest savepoint the clean kept
     files for, when a completed replacecommit lies between it and the clean's earliest commit to
     retain (a deleted savepoint must not let archiving expose the replaced files it kept)."""
-    ectr = (plan.get("earliestInstantToRetain") or {}).get("timestamp")
+    ectr = plan_ectr(plan)
     savepoints = sorted(((plan.get("extraMetadata") or {}).get(SAVEPOINTED_TIMESTAMPS) or "").split(","))
     earliest = savepoints[0] if savepoints else None
     if policy == "KEEP_LATEST_FILE_VERSIONS" or not ectr or not earliest or ectr <= earliest:
@@ -66,7 +65,7 @@ def clustering_fence(active: ActiveTimeline, cleaner_policy: str) -> Fence:
         return Fence(name, first.timestamp, f"no completed clean: first replacecommit/clustering "
                                             f"{first.timestamp} may still hide replaced files")
     plan = cleaner_plan(active, last_clean)
-    ectr = (plan.get("earliestInstantToRetain") or {}).get("timestamp")
+    ectr = plan_ectr(plan)
     savepoint = _earliest_replaced_savepoint(active, cleaner_policy, plan)
     if savepoint:
         lower, basis = savepoint, f"last clean {last_clean.timestamp} kept files for savepoint {savepoint}"

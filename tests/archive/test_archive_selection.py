@@ -7,6 +7,7 @@ from support.builders import TableBuilder, ts
 
 from hudi_assets.archive import ArchiveConfig, select_instants_to_archive
 from hudi_assets.archive.selection_v2 import select_instants_to_archive_v2
+from hudi_assets.avro import deserialize_metadata, serialize_metadata
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.config import WriteConfig
 from hudi_assets.exceptions import CorruptFileError, InvalidConfigError
@@ -159,6 +160,29 @@ def test_an_empty_plan_of_the_last_clean_fails_the_selection_naming_the_file(tmp
     table = b.table()
     with pytest.raises(CorruptFileError, match=rf"{ts(50)}\.clean\.requested: not an Avro container file"):
         select(table, SMALL, table.active_timeline)
+
+
+@pytest.mark.parametrize("savepointed", [True, False])
+def test_1x_clustering_fence_starts_at_a_deleted_savepoint_the_last_clean_kept(tmp_path, savepointed):
+    """ClusteringUtils (1.x): the last clean retained from ts(20) but kept files for savepoint ts(2),
+    since deleted, and a clustering completed between them: the fence is that clustering."""
+    b = TableBuilder(tmp_path, version=9)
+    _commits(b, 40, skip={5})
+    b.clustering(ts(5), state=State.COMPLETED)
+    b.clean(ts(50), ts(20))
+    if savepointed:
+        requested = f"{ts(50)}.clean.requested"
+        plan = deserialize_metadata((tmp_path / ".hoodie/timeline" / requested).read_bytes(),
+                                    "HoodieCleanerPlan", requested)
+        plan["extraMetadata"] = {"savepointed_timestamps": ts(2)}
+        b.state_file(requested, serialize_metadata("HoodieCleanerPlan", plan))
+    table = b.table()
+    sel = select_instants_to_archive_v2(table, SMALL, table.active_timeline)
+    fence = next(f for f in sel.fences if f.name == "clustering")
+    if savepointed:
+        assert fence.instant == ts(5) and f"kept files for savepoint {ts(2)}" in fence.reason
+    else:
+        assert fence.instant is None and f"retains from {ts(20)}" in fence.reason
 
 
 def test_failed_write(tmp_path):
