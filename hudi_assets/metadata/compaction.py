@@ -82,8 +82,6 @@ _BLOOM_TYPE_KEY = b"bloomFilterTypeCode"
 _BLOOM_META_BLOCK = b"bloomFilter"
 _MB = 1024 * 1024
 _MAX_PARQUET_FILE_SIZE = 120 * _MB  # hoodie.parquet.max.file.size: the write estimate of a slice without base
-# Table versions whose metadata compactions take a fresh instant time (Hudi 1.x), not `<t>001`.
-FRESH_COMPACTION_TIME_VERSIONS = frozenset({8, 9})
 
 
 def compaction_instant_time(latest_deltacommit: str) -> str:
@@ -93,7 +91,7 @@ def compaction_instant_time(latest_deltacommit: str) -> str:
 
 def takes_fresh_time(metadata: MetadataTable) -> bool:
     """Whether the metadata table's services name their instants by fresh times (Hudi 1.x)."""
-    return metadata.config.table_version in FRESH_COMPACTION_TIME_VERSIONS
+    return metadata.config.is_hudi_1x
 
 
 def fresh_compaction_time(metadata: MetadataTable, now: datetime | None = None) -> str:

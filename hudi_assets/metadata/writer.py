@@ -67,8 +67,6 @@ log = logging.getLogger(__name__)
 WRITE_TOKEN = ROLLBACK_WRITE_TOKEN
 UPSERT_PREPPED = "UPSERT_PREPPED"
 HFILE = ".hfile"
-# Table versions whose deltacommits write new log files named by themselves (Hudi 1.x).
-NEW_LOG_FILES_PER_DELTACOMMIT = frozenset({8, 9})
 
 @dataclass
 class _Target:
@@ -109,8 +107,8 @@ class MetadataTableWriter:
         """Write `records` as deltacommit `instant_time`; returns the completed commit metadata."""
         started = time.monotonic()
         mdt = self.open()
-        write = (self._commit_new_logs if mdt.config.table_version in NEW_LOG_FILES_PER_DELTACOMMIT
-                 else self._commit_appends)
+        # Hudi 1.x's deltacommits write new log files named by themselves.
+        write = self._commit_new_logs if mdt.config.is_hudi_1x else self._commit_appends
         metadata = write(mdt, instant_time, records)
         taken = int((time.monotonic() - started) * 1000)
         self.listener.finished(ServiceRun(DELTA_COMMIT, instant_time, taken, metadata_table=True,

@@ -27,6 +27,7 @@ from hudi_assets.timeline.instant import (
     ROLLBACK,
     SAVEPOINT,
     Instant,
+    highest_states,
 )
 from hudi_assets.timeline.layout1 import COMMIT_METADATA_SERDE_V1
 
@@ -191,13 +192,7 @@ class ActiveTimeline(Timeline):
         # One sort serves both views: in Hudi's order an instant's state files are adjacent, lowest
         # state first, so keeping each one's highest state leaves the instants in order too.
         self._raw = sorted(self.state_files, key=_SORT_KEY)
-        latest: dict[tuple[str, str], Instant] = {}
-        for instant in self._raw:
-            key = (instant.timestamp, instant.comparable_action)
-            held = latest.get(key)
-            if held is None or held.state.value < instant.state.value:
-                latest[key] = instant
-        self.instants = list(latest.values())
+        self.instants = highest_states(self._raw)
 
     @classmethod
     def load(cls, storage: Storage, folder: str = METAFOLDER, config: TableConfig | None = None

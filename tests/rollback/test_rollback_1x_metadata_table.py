@@ -37,6 +37,7 @@ from hudi_assets.metadata.rollback_records import MetadataTableSink
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.rollback import Rollbacker
 from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.layout2 import parse_layout2_name
 
 
 def _sorted_plan(plan: dict) -> dict:
@@ -156,7 +157,7 @@ def test_a_killed_rollback_through_the_1x_sink_is_finished_by_a_rerun(tmp_path, 
     for folder in (TIMELINE, MDT_TIMELINE):
         assert len(list((base / folder).glob("*_*.rollback"))) == 1
         assert not list((base / folder).glob(f"{FAILED}*"))
-    data_rollback = next((base / TIMELINE).glob("*_*.rollback")).name.partition("_")[0]
+    data_rollback = parse_layout2_name(next((base / TIMELINE).glob("*_*.rollback")).name)[0].timestamp
     assert next((base / MDT_TIMELINE).glob("*_*.rollback")).name.startswith(f"{data_rollback}_")
     assert rows(base) == expected
     listed = MetadataTable(str(base)).files_listing.partitions
