@@ -105,6 +105,11 @@ class MetadataTable:
     def _files_lookup(self) -> FilesPartitionLookup:
         return FilesPartitionLookup(self.storage, self.file_slices(FILES_PARTITION), self.block_filter)
 
+    def open_files_partition(self) -> None:
+        """Read the `files` partition's latest file slices now (base files whole, valid log blocks):
+        workers forked after this share them instead of each reading them again."""
+        self._files_lookup.open()
+
     def _files_records(self, keys: Iterable[str]) -> dict[str, FilesRecord]:
         """The records of `keys` and of `__all_partitions__`, which the files partition always holds
         (written when it is initialized): without it, the partition cannot be read, and a lookup
