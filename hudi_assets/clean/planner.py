@@ -116,12 +116,12 @@ def list_and_plan_partition(ctx: PlanContext, task: PartitionTask) -> PartitionD
     return plan_partition(ctx, task, listing.files, listing)
 
 
-def plan_listed_partition(ctx: PlanContext, task: PartitionTask, files: dict[str, int]) -> PartitionDecision:
-    """Decide one partition from the metadata table's listing (name -> size). Before the partition
-    is marked for deletion, storage is listed for files of writes still in flight, which the
-    metadata table does not list yet (Hudi's `hasPendingFiles`)."""
-    names = list(files)
-    decision = plan_partition(ctx, task, names, DirectoryListing(names, [], files))
+def plan_listed_partition(ctx: PlanContext, task: PartitionTask, names: list[str],
+                          sizes: dict[str, int]) -> PartitionDecision:
+    """Decide one partition from the metadata table's listing (names in its order, sizes by name).
+    Before the partition is marked for deletion, storage is listed for files of writes still in
+    flight, which the metadata table does not list yet (Hudi's `hasPendingFiles`)."""
+    decision = plan_partition(ctx, task, names, DirectoryListing(names, [], sizes))
     if decision.delete_partition:
         on_storage = ctx.slicing.file_groups(task.partition, ctx.storage.list_directory(task.partition).files)
         if any(file_id not in task.replaced for file_id in on_storage):
@@ -436,8 +436,9 @@ class CleanPlanner:
             by_key = sorted(range(len(tasks)), key=lambda n: files_key(tasks[n].partition))
 
             def decide(chunk: Sequence[PartitionTask]) -> list[PartitionDecision]:
-                listed = metadata.files_in_partitions([task.partition for task in chunk])
-                return [plan_listed_partition(ctx, task, listed[task.partition]) for task in chunk]
+                listed = metadata.listed_in_partitions([task.partition for task in chunk])
+                return [plan_listed_partition(ctx, task, names, sizes)
+                        for task, (names, sizes) in zip(chunk, listed, strict=True)]
 
             decided = self.engine.map_chunks_in_processes(decide, [tasks[n] for n in by_key], batch_size)
             decisions: list[PartitionDecision] = [None] * len(tasks)  # type: ignore[list-item]
@@ -447,8 +448,8 @@ class CleanPlanner:
         decisions = []
         for start in range(0, len(tasks), batch_size):
             batch = tasks[start:start + batch_size]
-            listed = metadata.files_in_partitions([task.partition for task in batch])
-            items = [(task, listed[task.partition]) for task in batch]
+            listed = metadata.listed_in_partitions([task.partition for task in batch])
+            items = [(task, *files) for task, files in zip(batch, listed, strict=True)]
             decisions += store_map(self.engine, True, lambda item: plan_listed_partition(ctx, *item), items,
                                    len(items))
         return decisions

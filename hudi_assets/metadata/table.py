@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -128,16 +128,21 @@ class MetadataTable:
 
     def files_in_partitions(self, partitions: Iterable[str]) -> dict[str, dict[str, int]]:
         """Data partition -> file name -> size for `partitions` only (Hudi's
-        `fetchAllFilesInPartitionPaths`): one keyed lookup of their records; a partition without a
-        record has no files. Files come in the order of the HashMap Hudi reads the record into: the
-        view builds its file groups in that order, which decides the cleaner's order of file ids that
-        share a bucket of its HashSet."""
-        keys = {partition: partition or NON_PARTITIONED_NAME for partition in partitions}
-        records = self._files_records(keys.values())
-        listings = [records[key].listed() if key in records else {} for key in keys.values()]
-        orders = java_hashmap_orders(listings)
-        return {partition: {name: listed[name] for name in order}
-                for partition, listed, order in zip(keys, listings, orders, strict=True)}
+        `fetchAllFilesInPartitionPaths`), each partition's files in `listed_in_partitions`' order."""
+        partitions = list(dict.fromkeys(partitions))
+        return {partition: {name: sizes[name] for name in names}
+                for partition, (names, sizes) in zip(partitions, self.listed_in_partitions(partitions),
+                                                     strict=True)}
+
+    def listed_in_partitions(self, partitions: Sequence[str]) -> list[tuple[list[str], dict[str, int]]]:
+        """Each partition's file names and their sizes (by name): one keyed lookup of their records; a
+        partition without a record has no files. Names come in the order of the HashMap Hudi reads the
+        record into: the view builds its file groups in that order, which decides the cleaner's order
+        of file ids that share a bucket of its HashSet."""
+        keys = [partition or NON_PARTITIONED_NAME for partition in partitions]
+        records = self._files_records(keys)
+        sizes = [records[key].listed() if key in records else {} for key in keys]
+        return list(zip(java_hashmap_orders(sizes), sizes, strict=True))
 
     def latest_compaction(self) -> Instant | None:
         """The last completed compaction of the metadata table (a completed `commit`)."""

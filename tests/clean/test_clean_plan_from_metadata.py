@@ -123,14 +123,14 @@ from hudi_assets import engine as engines
 from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.table import HoodieTable
-read = MetadataTable.files_in_partitions
+read = MetadataTable.listed_in_partitions
 
 def reading(self, partitions):
     with open(sys.argv[2], "a") as readers:
         readers.write(f"{os.getpid()}\\n")
     return read(self, partitions)
 
-MetadataTable.files_in_partitions = reading
+MetadataTable.listed_in_partitions = reading
 assert engines._can_fork()  # a fresh interpreter: no foreign thread keeps the engine from forking
 engine = engines.LocalEngine(processes=int(sys.argv[3]), process_min_items=2)
 cleaner = Cleaner(HoodieTable(sys.argv[1]), CleanConfig(commits_retained=2), engine)
