@@ -115,10 +115,6 @@ class FilesPartitionLookup:
     def _slices(self) -> list[_OpenSlice]:
         return [self._open(file_slice) for file_slice in self.file_slices]
 
-    def open(self) -> None:
-        """Open every file slice now (else at the first lookup)."""
-        self._slices  # noqa: B018 (a cached property, read for its effect)
-
     def _open(self, file_slice: MetadataFileSlice) -> _OpenSlice:
         base = None
         if file_slice.base_file is not None:
