@@ -133,16 +133,17 @@ def reading(self, partitions):
 MetadataTable.listed_in_partitions = reading
 assert engines._can_fork()  # a fresh interpreter: no foreign thread keeps the engine from forking
 engine = engines.LocalEngine(processes=int(sys.argv[3]), process_min_items=2)
-cleaner = Cleaner(HoodieTable(sys.argv[1]), CleanConfig(commits_retained=2), engine)
+cleaner = Cleaner(HoodieTable(sys.argv[1]), CleanConfig(commits_retained=2, parallelism=1), engine)
 plan = cleaner.plan(with_sizes=True)
 print(json.dumps([plan.to_record(), cleaner.planner.file_sizes, os.getpid()]))
 """
 
 
 def test_forked_workers_read_their_own_partitions_from_the_metadata_table(tmp_path):
-    """On the local engine the parent reads no partition's files: each worker reads its partitions'
-    records from the metadata table's files opened before the fork. The plan, sizes included, is the
-    one planned in a single process."""
+    """On the local engine, with more than one batch of partitions (cleaner.parallelism=1: three),
+    the parent reads no partition's files: each worker reads its partitions' records from the
+    metadata table's files opened before the fork. The plan, sizes included, is the one planned in a
+    single process."""
     _written(tmp_path / "table", "MERGE_ON_READ")
     plans = {}
     for processes in (2, 1):
