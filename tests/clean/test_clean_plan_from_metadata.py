@@ -142,9 +142,10 @@ print(json.dumps([plan.to_record(), cleaner.planner.file_sizes, os.getpid()]))
 def test_forked_workers_read_their_own_partitions_from_the_metadata_table(tmp_path):
     """On the local engine, with more than one batch of partitions (cleaner.parallelism=1: three),
     the parent reads no partition's files: each worker reads its partitions' records from the
-    metadata table's files opened before the fork. The plan, sizes included, is the one planned in a
-    single process."""
-    _written(tmp_path / "table", "MERGE_ON_READ")
+    metadata table's files opened before the fork, merging its log blocks over the base file. The
+    plan, sizes included, is the one planned in a single process, and from a listing."""
+    b, base = _written(tmp_path / "table", "MERGE_ON_READ")
+    _write(b, "MERGE_ON_READ", COMMITS[5:], base, metadata=True)  # log blocks in the files partition
     plans = {}
     for processes in (2, 1):
         readers = tmp_path / f"readers-{processes}"
@@ -156,6 +157,9 @@ def test_forked_workers_read_their_own_partitions_from_the_metadata_table(tmp_pa
         assert (parent in pids) == (processes == 1) and pids
     assert plans[2] == plans[1]
     assert plans[2][0]["filePathsToBeDeletedPerPartition"] and plans[2][1]
+    table = HoodieTable(str(tmp_path / "table"))
+    listing = {**POLICIES["commits"], "hoodie.metadata.enable": "false"}
+    assert json.loads(json.dumps(Cleaner(table, _config(table, listing)).plan().to_record())) == plans[2][0]
 
 
 @pytest.mark.parametrize(("damage", "problem"), [("files partition removed", "__all_partitions__"),
