@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from hudi_assets.config import API_NAMES, SettingNames, WriteConfig
+from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.storage import Storage
 from hudi_assets.table_config import TableConfig, load_table_config
 from hudi_assets.timeline.layout import TimelineLayout, timeline_layout
@@ -58,7 +59,11 @@ class HoodieTable:
 
     @cached_property
     def active_timeline(self) -> ActiveTimeline:
-        return self.timeline_layout.load_active_timeline(self.storage, self.config)
+        """Its completion times wait out this table's allowed clock skew, as every instant time made
+        here allows for it."""
+        timeline = self.timeline_layout.load_active_timeline(self.storage, self.config)
+        timeline.clock_skew_ms = self.write_config.get(MAX_EXPECTED_CLOCK_SKEW_MS)
+        return timeline
 
     @property
     def timeline(self) -> ActiveTimeline:

@@ -65,7 +65,12 @@ from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, ROLLBACK, Instant, State
-from hudi_assets.timeline.instant_time import format_instant_time, new_instant_time, parse_instant_time
+from hudi_assets.timeline.instant_time import (
+    clock_skew_conf,
+    format_instant_time,
+    new_instant_time,
+    parse_instant_time,
+)
 from hudi_assets.timeline.timeline import ActiveTimeline
 
 log = logging.getLogger(__name__)
@@ -105,7 +110,7 @@ def fresh_compaction_time(metadata: MetadataTable, now: datetime | None = None) 
             return format_instant_time(parsed - timedelta(milliseconds=1))
     timeline = metadata.timeline
     return new_instant_time([*timeline.timestamps, *timeline.completion_times.values()],
-                            metadata.config.timeline_timezone, now)
+                            metadata.config.timeline_timezone, now, metadata.clock_skew_ms)
 
 
 def deltacommits_since_compaction(metadata: MetadataTable) -> list[Instant]:
@@ -412,7 +417,7 @@ def roll_back_inflight_compaction(metadata: MetadataTable, instant_time: str, *,
     (resumed when one of this compaction is pending) deletes the base files of `instant_time` in the
     planned partitions (listing-based: the metadata table's writer keeps no markers), keeping the
     compaction's state files; then its `.inflight` goes."""
-    mdt = HoodieTable(metadata.storage)
+    mdt = HoodieTable(metadata.storage, hoodie_conf=clock_skew_conf(metadata.clock_skew_ms))
     timeline = mdt.reload_timeline()
     rollback, plan = _pending_rollback_of(mdt, timeline, instant_time) or (None, None)
     if rollback is None:
@@ -427,7 +432,7 @@ def roll_back_inflight_compaction(metadata: MetadataTable, instant_time: str, *,
                          for n in written]
         plan = RollbackPlan(instant_time, COMPACTION, tuple(requests))
         rollback_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
-                                         mdt.config.timeline_timezone)
+                                         mdt.config.timeline_timezone, max_skew_ms=timeline.clock_skew_ms)
         rollback = Instant(rollback_time, ROLLBACK, State.REQUESTED)
         _create(metadata.storage, timeline.state_file_path(rollback), plan.serialize())
     log.info("rolling back inflight metadata table compaction %s at %s", instant_time, rollback.timestamp)
@@ -456,5 +461,5 @@ def complete_pending_compaction(metadata: MetadataTable, instant: Instant, *,
     time, never a second one beside it: an inflight one is rolled back to requested first."""
     if instant.state is State.INFLIGHT:
         roll_back_inflight_compaction(metadata, instant.timestamp, listener=listener)
-    fresh = MetadataTable(metadata.data_storage)
+    fresh = MetadataTable(metadata.data_storage, clock_skew_ms=metadata.clock_skew_ms)
     return execute_compaction(fresh, instant.timestamp, listener=listener)

@@ -33,7 +33,7 @@ from hudi_assets.metadata.compaction import (
     takes_fresh_time,
 )
 from hudi_assets.metadata.table import MetadataTable
-from hudi_assets.metadata_services.write_config import metadata_table
+from hudi_assets.metadata_services.write_config import metadata_table, read_metadata
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from hudi_assets.timeline.instant_time import parse_instant_time
@@ -102,7 +102,7 @@ def services_status(data_table: HoodieTable, now_ms: int | None = None,
     """The metadata table's services as its writer would run them now (`mdt`: the metadata table as
     a table of its own, when the caller has it open; its timeline is read again)."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    metadata = MetadataTable(data_table.storage)
+    metadata = read_metadata(data_table)
     mdt = mdt or metadata_table(data_table)
     max_delta = data_table.write_config.get(opt.METADATA_COMPACT_MAX_DELTA_COMMITS)
     latest = metadata.latest_compaction()
