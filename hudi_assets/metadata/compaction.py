@@ -139,13 +139,13 @@ def compaction_metrics(base_size: int | None, log_sizes: list[int]) -> dict[str,
 
 
 def compaction_due(metadata: MetadataTable, max_delta_commits: int = DEFAULT_MAX_DELTA_COMMITS,
-                   now: datetime | None = None) -> str | None:
+                   now: datetime | None = None, *, fresh_time: str | None = None) -> str | None:
     """The instant time of the compaction the writer runs now, or None when it runs none.
 
     The NUM_COMMITS trigger over `deltacommits_since_compaction`; on version 6 also
     `validateTimelineBeforeSchedulingCompaction` (no data instant pending at or before the latest
-    deltacommit) and the `<t>001` time; on 8/9 `fresh_compaction_time` (as of `now`), which must
-    sort after the last compaction.
+    deltacommit) and the `<t>001` time; on 8/9 `fresh_compaction_time` (as of `now`, or `fresh_time`
+    when the caller made it already), which must sort after the last compaction.
     """
     timeline = metadata.timeline
     latest = timeline.filter_completed().filter_actions({DELTA_COMMIT}).last()
@@ -154,7 +154,7 @@ def compaction_due(metadata: MetadataTable, max_delta_commits: int = DEFAULT_MAX
     if len(deltacommits_since_compaction(metadata)) < max_delta_commits:
         return None
     if takes_fresh_time(metadata):
-        instant_time = fresh_compaction_time(metadata, now)
+        instant_time = fresh_time or fresh_compaction_time(metadata, now)
         last = metadata.latest_compaction()
         if last is not None and instant_time <= last.timestamp:
             return None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from hudi_assets import config_options as opt
@@ -131,8 +132,10 @@ def compaction_status(data_table: HoodieTable, metadata: MetadataTable, since: i
         return ServiceStatus(False, detail="the metadata table has no completed deltacommit")
     detail = f"{since} deltacommits since the last compaction (due at {max_delta})"
     if takes_fresh_time(metadata):  # Hudi 1.x: no pending data instant blocks it
-        instant = fresh_compaction_time(metadata)
-        return ServiceStatus(compaction_due(metadata, max_delta) is not None, instant, [], detail)
+        # As of the service's clock, made once: the time shown is the one the run's verdict judged.
+        instant = fresh_compaction_time(metadata, datetime.fromtimestamp(now_ms / 1000, UTC))
+        return ServiceStatus(compaction_due(metadata, max_delta, fresh_time=instant) is not None, instant,
+                             [], detail)
     instant = compaction_instant_time(latest.timestamp)
     blockers = [_data_blocker(data_table, i, now_ms) for i in metadata.data_timeline.filter_pending()
                 if i.timestamp <= latest.timestamp]

@@ -11,7 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -29,6 +29,7 @@ from hudi_assets.metadata.compaction import (
 )
 from hudi_assets.metadata.payloads import partition_files_record
 from hudi_assets.metadata.writer import MetadataTableWriter
+from hudi_assets.metadata_services import MetadataServices
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, Instant, State
 from hudi_assets.timeline.instant_time import (
@@ -260,3 +261,13 @@ def test_the_metadata_tables_times_allow_for_the_data_tables_clock_skew(unzipped
     assert skewed.active_timeline.clock_skew_ms == 0  # the data table's completion times wait 0 ms
     assert MetadataTableWriter(skewed).open().reload_timeline().clock_skew_ms == 0  # and the writer's
 
+
+def test_the_1x_status_names_the_compaction_time_by_the_services_clock(unzipped, tmp_path):
+    """The status judges and shows the fresh compaction time as of the service's clock (the one
+    its run would compact by), not the wall clock."""
+    base = _copy(unzipped, "v9_mor", tmp_path)
+    table = HoodieTable(str(base), hoodie_conf={"hoodie.metadata.compact.max.delta.commits": 3})
+    later = datetime(2031, 5, 6, 7, 8, 9, tzinfo=UTC)
+    compaction = MetadataServices(table, clock=lambda: later).status().compaction
+    assert compaction.due and compaction.instant == format_instant_time(
+        now_in_zone(table.config.timeline_timezone, later))
