@@ -99,11 +99,13 @@ class MetadataServicesStatus:
 
 
 def services_status(data_table: HoodieTable, now_ms: int | None = None,
-                    mdt: HoodieTable | None = None) -> MetadataServicesStatus:
+                    mdt: HoodieTable | None = None, *,
+                    metadata: MetadataTable | None = None) -> MetadataServicesStatus:
     """The metadata table's services as its writer would run them now (`mdt`: the metadata table as
-    a table of its own, when the caller has it open; its timeline is read again)."""
+    a table of its own, when the caller has it open; its timeline is read again; `metadata`: the
+    metadata table read by `read_metadata`, when the caller has read it)."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    metadata = read_metadata(data_table)
+    metadata = metadata or read_metadata(data_table)
     mdt = mdt or metadata_table(data_table)
     max_delta = data_table.write_config.get(opt.METADATA_COMPACT_MAX_DELTA_COMMITS)
     latest = metadata.latest_compaction()

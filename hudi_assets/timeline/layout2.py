@@ -94,6 +94,9 @@ class ArchivedTimelineLoaderV2:
     def load_instants(self, storage: Storage, folder: str) -> Timeline:
         return LSMHistory(storage, folder).timeline()
 
+    def count_instants(self, storage: Storage, folder: str) -> int:
+        return LSMHistory(storage, folder).instant_count()
+
 
 def format_epoch_ms(epoch_ms: int, timezone: str) -> str:
     """Hudi's HoodieInstantTimeGenerator.formatDate of an epoch time: 17 digits in the table's zone."""
