@@ -44,10 +44,10 @@ def _deltacommit(timeline: ActiveTimeline, failed: str) -> Instant | None:
     return next((i for i in timeline.filter_actions({DELTA_COMMIT}) if i.timestamp == failed), None)
 
 
-def check_metadata_rollback(mdt: HoodieTable, failed: str) -> None:
+def check_metadata_rollback(mdt: HoodieTable, timeline: ActiveTimeline, failed: str) -> None:
     """`validateRollback`, before anything is written: a metadata deltacommit of `failed` at or
-    before the metadata table's latest compaction cannot be rolled back."""
-    timeline = mdt.reload_timeline()
+    before the metadata table's latest compaction (on `timeline`, the metadata table's) cannot be
+    rolled back."""
     if _deltacommit(timeline, failed) is None:
         return
     compaction = timeline.filter_completed().filter_actions({COMMIT}).last()
@@ -63,20 +63,19 @@ def roll_back_metadata_deltacommit(mdt: HoodieTable, failed: str, rollback_time:
     rollback's instant); the HoodieRollbackMetadata written, None when there was nothing to undo.
     Every step can be repeated after a crash: a pending metadata rollback is resumed."""
     pending = pending_rollbacks(mdt).get(failed)
-    target = _deltacommit(mdt.reload_timeline(), failed)
+    timeline = mdt.active_timeline  # as `pending_rollbacks` read it just now: read once
+    target = _deltacommit(timeline, failed)
     if pending is not None:
         rollback, plan = pending.instant, pending.plan
     elif target is None:
         log.info("no metadata deltacommit of %s to roll back", failed)
         return None
     else:
-        check_metadata_rollback(mdt, failed)
+        check_metadata_rollback(mdt, timeline, failed)
         plan = plan_rollback_by_listing(mdt, target) if target.is_completed else plan_rollback(mdt, target)
         rollback = Instant(rollback_time, ROLLBACK, State.REQUESTED)
-        timeline = mdt.reload_timeline()
         mdt.storage.create_if_absent(timeline.state_file_path(rollback), plan.serialize())
     if target is not None and target.is_completed:  # un-published before its files go
-        timeline = mdt.reload_timeline()
         mdt.storage.create_if_absent(timeline.state_file_path(target.with_state(State.INFLIGHT)), b"")
         mdt.storage.delete_checked([timeline.state_file_path(target)])
     log.info("rolling back metadata table deltacommit %s at %s", failed, rollback.timestamp)
@@ -102,8 +101,9 @@ class DeltacommitRollbackSink:
             raise UnsupportedTableError(
                 f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version {mdt.config.table_version} "
                 f"beside a table version {self.table.config.table_version} table; cannot {action} it")
+        timeline = mdt.reload_timeline()
         for write in self.table.reload_timeline().pending_writes_timeline():
-            check_metadata_rollback(mdt, write.timestamp)
+            check_metadata_rollback(mdt, timeline, write.timestamp)
         self._metadata_table = mdt
 
     def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,
