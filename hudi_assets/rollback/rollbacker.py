@@ -162,18 +162,22 @@ class Rollbacker:
                 planned.append(found)
         return [self._execute(found, lock, lazy) for found in planned]
 
-    def rollback_failed_writes(self, lock: HeldLock) -> list[ExecutedRollback]:
+    def rollback_failed_writes(self, lock: HeldLock, failed: list[Instant] | None = None
+                               ) -> list[ExecutedRollback]:
         """The LAZY policy: roll back writes whose heartbeat expired, finishing pending rollbacks first.
-        The caller holds the table lock (`lock`). A metadata table is kept in step (refused before
-        anything is written when it has a partition hudi-assets cannot update)."""
+        The caller holds the table lock (`lock`); `failed`: the failed writes when it found them under
+        that same hold (`failed_writes`), else they are read here. A metadata table is kept in step
+        (refused before anything is written when it has a partition hudi-assets cannot update)."""
         table = self.table
         table.config.check_service("rollback", table.base_path)
-        heartbeat = HeartbeatConfig.from_write_config(table.write_config)
-        failed = [i.timestamp for i in failed_writes(table, heartbeat, self.now_ms())]
+        if failed is None:
+            heartbeat = HeartbeatConfig.from_write_config(table.write_config)
+            failed = failed_writes(table, heartbeat, self.now_ms())
+        failed_times = [i.timestamp for i in failed]
         pending = pending_rollbacks(table)
-        if failed or pending:
+        if failed_times or pending:
             self._refuse_unwritable()
-        return self._rollback_all(pending, failed, lock, lazy=True)
+        return self._rollback_all(pending, failed_times, lock, lazy=True)
 
     def dry_run(self, instant_time: str) -> RollbackResult:
         """The plan a rollback of `instant_time` would request, nothing written (None when it is not
