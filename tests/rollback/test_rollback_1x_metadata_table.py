@@ -29,12 +29,9 @@ from support.rollback_1x import (
 from hudi_assets.avro import deserialize_metadata
 from hudi_assets.cli import main
 from hudi_assets.exceptions import HudiInputError
-from hudi_assets.metadata.deltacommit_rollback import (
-    check_metadata_rollback,
-    open_metadata_table,
-    roll_back_metadata_deltacommit,
-)
+from hudi_assets.metadata.deltacommit_rollback import open_metadata_table, roll_back_metadata_deltacommit
 from hudi_assets.metadata.rollback_records import MetadataTableSink
+from hudi_assets.metadata.rollback_validation import check_metadata_rollback
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.rollback import Rollbacker
 from hudi_assets.storage import Storage
