@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.exceptions import CorruptFileError, MetadataTableNotFoundError
 from hudi_assets.java_collections import java_hashmap_order, java_hashmap_orders
 from hudi_assets.metadata.file_group import (
@@ -48,9 +49,13 @@ class MetadataTable:
     """The metadata table of the data table at `base_path`; refuses a table without one.
 
     Both timelines are read once, when the object is made, so every answer comes from one snapshot.
+    `clock_skew_ms`: the data table's allowed clock skew, which the metadata table's instant and
+    completion times allow for (Hudi 1.x's metadata writer takes the data write config's time generator
+    settings).
     """
 
-    def __init__(self, base_path: str | Storage, storage_options: Mapping[str, str] | None = None):
+    def __init__(self, base_path: str | Storage, storage_options: Mapping[str, str] | None = None, *,
+                 clock_skew_ms: int = MAX_EXPECTED_CLOCK_SKEW_MS.default):
         self.data_storage = (base_path if isinstance(base_path, Storage)
                              else Storage(base_path, storage_options))
         self.data_config: TableConfig = load_table_config(self.data_storage)
@@ -69,6 +74,11 @@ class MetadataTable:
         self.config.check_supported(self.storage.uri(PROPERTIES_FILE))
         self.data_timeline: ActiveTimeline = load_active_timeline(self.data_storage, self.data_config)
         self.timeline: ActiveTimeline = load_active_timeline(self.storage, self.config)
+        self.timeline.clock_skew_ms = clock_skew_ms
+
+    @property
+    def clock_skew_ms(self) -> int:
+        return self.timeline.clock_skew_ms
 
     @property
     def partitions(self) -> list[str]:

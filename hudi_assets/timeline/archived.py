@@ -106,3 +106,8 @@ class ArchivedTimelineLoaderV1:
 
     def load_instants(self, storage: Storage, folder: str) -> Timeline:
         return ArchivedTimeline(storage, folder).instants()
+
+    def count_instants(self, storage: Storage, folder: str) -> int:
+        """The archive files are read whole: an instant's states are records of their own (often in
+        different files), so only the records tell how many instants there are."""
+        return len(self.load_instants(storage, folder))

@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from typing import ClassVar
 
 from hudi_assets.avro.container import serialize_1x
-from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.exceptions import CorruptFileError, UnsupportedTableError
 from hudi_assets.storage import FileStatus, Storage
 from hudi_assets.table_config import METAFOLDER, TableConfig
@@ -95,6 +94,9 @@ class ArchivedTimelineLoaderV2:
     def load_instants(self, storage: Storage, folder: str) -> Timeline:
         return LSMHistory(storage, folder).timeline()
 
+    def count_instants(self, storage: Storage, folder: str) -> int:
+        return LSMHistory(storage, folder).instant_count()
+
 
 def format_epoch_ms(epoch_ms: int, timezone: str) -> str:
     """Hudi's HoodieInstantTimeGenerator.formatDate of an epoch time: 17 digits in the table's zone."""
@@ -143,8 +145,6 @@ class LayoutTwoTimeline(ActiveTimeline):
         self.completion_times = completion_times
         self.legacy = legacy
         self.timezone = timezone
-        # hoodie.time.generator.max_expected_clock_skew_ms: how long a completion time waits.
-        self.clock_skew_ms = MAX_EXPECTED_CLOCK_SKEW_MS.default
 
     @classmethod
     def load(cls, storage: Storage, folder: str, config: TableConfig | None = None) -> LayoutTwoTimeline:

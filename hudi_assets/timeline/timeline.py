@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
+from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.exceptions import StorageError
 from hudi_assets.storage import FileStatus, Storage
 from hudi_assets.table_config import METAFOLDER, TableConfig
@@ -185,6 +186,9 @@ class ActiveTimeline(Timeline):
         # Requested time -> completion time where the layout records it; none in layout 1, where
         # instants complete in the order of their requested times as far as readers can tell.
         self.completion_times = {}
+        # hoodie.time.generator.max_expected_clock_skew_ms, which the table that reads the timeline
+        # sets from its settings: how long a layout-2 completion time waits (layout 1 names none).
+        self.clock_skew_ms = MAX_EXPECTED_CLOCK_SKEW_MS.default
         self._index()
 
     def _index(self) -> None:
