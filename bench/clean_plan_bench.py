@@ -6,7 +6,9 @@ measured in the same run, medians of interleaved runs, with the machine's load:
                  cached, its output into a file) vs an `os.scandir` + `stat` walk of the same tree;
                  checks the plan digest of `--dry-run --json` against the library's plan and the
                  recorded one (`EXPECTED_DIGEST`, or `--expect DIGEST`)
-    memory       peak RSS of that dry-run process (ru_maxrss of the child), at two table sizes
+    memory       peak RSS of that dry-run process with --json (ru_maxrss of the child) at each of
+                 --memory-partitions (default 200, 1,000, 2,000: the tables the other modes use, and
+                 2M files, the size of apache/hudi #11248's table)
     incremental  plan after one more commit touching 10 partitions (incremental mode) vs the full
                  plan of the same table, in-process
     delete       `hudi-assets clean --engine local` executing a requested plan (validation included)
@@ -26,9 +28,11 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import itertools
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,9 +54,12 @@ from benchlib import (
 
 ROOT = Path(__file__).resolve().parent
 CLI = [sys.executable, "-m", "hudi_assets.cli"]
-# The plan digest (`benchlib.plan_digest`) of the 1,000-partition table this bench builds: the
+# The plan digests (`benchlib.plan_digest`) of the tables this bench builds, by partitions: the
 # generator's names are fixed by its seed and the digest takes file names, not absolute paths.
-EXPECTED_DIGEST = {1000: "5d1867dd6f19d19285b1f310aec79f1a82998c7c855f45d1384f1a483dc1d325"}
+EXPECTED_DIGEST = {1000: "5d1867dd6f19d19285b1f310aec79f1a82998c7c855f45d1384f1a483dc1d325",
+                   2000: "aef2154a7cc1c7cfdc0addfda05c5e3415520a441c58e3d74681dfa2ad498ab1"}
+# Peak RSS of the dry run at 2,000 partitions (2M files; 1.4M planned), issue 29's goal.
+PEAK_TARGET_MB = {2000: 700}
 RETAINED = ["--hoodie-conf", "hoodie.cleaner.commits.retained=2"]
 
 
@@ -141,20 +148,30 @@ def peak_rss_mb(path: Path) -> float:
     """Peak RSS of one dry-run child; run in a fresh process so that RUSAGE_CHILDREN is its alone."""
     code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
             "stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", code, *CLI, "clean", str(path), "--dry-run", "--engine",
-                          "local", *RETAINED], check=True, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code, *CLI, "clean", str(path), "--dry-run", "--json",
+                          "--engine", "local", *RETAINED], check=True, capture_output=True, text=True)
     return int(out.stdout.split()[-1]) / 1024
 
 
 def cmd_memory(args: argparse.Namespace) -> None:
-    sizes = sorted({args.partitions // 4, args.partitions})
-    peaks = {n: peak_rss_mb(table_path(n)) for n in sizes}
+    sizes = sorted(set(args.memory_partitions))
+    paths = {n: table_path(n) for n in sizes}
+    runs: dict[int, list[float]] = {n: [] for n in sizes}
+    for run in range(args.runs):  # interleaved, as the timings are (the peaks vary by a few MB)
+        for n in sizes:
+            runs[n].append(peak_rss_mb(paths[n]))
+        print(f"run {run + 1}: " + ", ".join(f"{n} partitions {runs[n][-1]:.0f} MB" for n in sizes)
+              + f"; {load()}", flush=True)
+    peaks = {n: statistics.median(found) for n, found in runs.items()}
     for n, peak in peaks.items():
-        print(f"dry run of {n} partitions ({n * 1000:,} files): peak RSS {peak:.0f} MB")
-    small, big = sizes[0], sizes[-1]
-    growth = (peaks[big] - peaks[small]) / ((big - small) * 1000) * 100_000 if big > small else 0.0
-    print(f"growth: {growth:.1f} MB per 100,000 files (linear: the same at any size); target <= 400 MB at "
-          f"1M files; {load()}")
+        target = PEAK_TARGET_MB.get(n)
+        verdict = f" (target <= {target} MB: {'met' if peak <= target else 'MISSED'})" if target else ""
+        print(f"dry run of {n} partitions ({n * 1000:,} files): peak RSS {peak:.0f} MB (median)"
+              f"{verdict}")
+    for small, big in itertools.pairwise(sizes):
+        growth = (peaks[big] - peaks[small]) / ((big - small) * 1000) * 100_000
+        print(f"growth {small} -> {big} partitions: {growth:.1f} MB per 100,000 files")
+    print(load())
 
 
 # ------------------------------------------------------------------------------ incremental
@@ -305,9 +322,10 @@ def main() -> None:
                                             "all"))
     parser.add_argument("--partitions", type=int, default=1000)
     parser.add_argument("--delete-partitions", type=int, default=200)
+    parser.add_argument("--memory-partitions", type=int, nargs="+", default=[200, 1000, 2000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--expect", help="the expected plan digest (default: the one recorded for "
-                        "the 1,000-partition table)")
+                        "the table of --partitions)")
     args = parser.parse_args()
     started = time.perf_counter()
     print(load(), flush=True)

@@ -119,20 +119,41 @@ class LocalEngine:
         """`map_in_processes` yielding each result in input order as soon as it is there (progress
         can be reported between them), `chunk_size` items per task (default: a few tasks per
         worker). When the caller stops early, tasks not yet started are cancelled."""
+        return self._imap(fn, False, items, chunk_size, meanwhile, before_fork=before_fork)
+
+    def map_chunks_in_processes(self, fn: Callable[[Sequence[T]], list[R]], items: Sequence[T],
+                                most: int) -> list[R]:
+        """`map_in_processes` of a function of a whole chunk of items (a list of one result per item,
+        in order), for work whose cost per call the items of a chunk share (one numpy pass over all
+        their names): a few chunks per worker, of `most` items at most. Without workers, chunk by
+        chunk here."""
+        return list(self._imap(fn, True, items, most, None))
+
+    def _imap(self, fn: Callable[[Any], Any], chunked: bool, items: Sequence[T], chunk_size: int | None,
+              meanwhile: Callable[[], Any] | None, *,
+              before_fork: Callable[[], Any] | None = None) -> Iterator[Any]:
+        """`fn` of each item, or of each chunk when `chunked` (then `chunk_size` is a most)."""
         workers = min(self.processes, len(items))
+        size = -(-len(items) // (max(workers, 1) * 4)) or 1  # a few chunks per worker even them out
+        if chunk_size:
+            size = min(size, chunk_size) if chunked else chunk_size
+        # Workers get (start, end) of their chunk, not the items: they inherit those through the fork
+        # (a plan from the metadata table: its partitions' tasks, and the metadata table's files).
+        chunks = [(i, min(i + size, len(items))) for i in range(0, len(items), size)]
+        run = fn if chunked else functools.partial(_each, fn)
         if workers < 2 or len(items) < self.process_min_items or not _can_fork():
             if meanwhile is not None:
                 meanwhile()
-            yield from map(fn, items)
+            if not chunked:
+                yield from map(fn, items)
+                return
+            for start, end in chunks:
+                yield from run(items[start:end])
             return
         if before_fork is not None:
             before_fork()
-        size = chunk_size or -(-len(items) // (workers * 4))  # a few chunks per worker evens them out
-        # Workers get (start, end) of their chunk, not the items: they inherit those through the fork
-        # (a plan from the metadata table hands each worker its partitions' names and sizes).
-        chunks = [(i, min(i + size, len(items))) for i in range(0, len(items), size)]
         global _forked_fn, _forked_items
-        _forked_fn, _forked_items = fn, items
+        _forked_fn, _forked_items = run, items
         pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"), _enter_worker)
         done = 0
         try:
@@ -143,16 +164,20 @@ class LocalEngine:
                 for payload in payloads:
                     start, end = chunks[done]
                     done += 1
-                    yield from pickle.loads(payload) if payload is not None else map(fn, items[start:end])
+                    yield from pickle.loads(payload) if payload is not None else run(items[start:end])
             except BrokenProcessPool:  # a worker died (killed, out of memory): the rest is done here
                 for start, end in chunks[done:]:
-                    yield from map(fn, items[start:end])
+                    yield from run(items[start:end])
         finally:
             _forked_fn = _forked_items = None
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-_forked_fn: Callable[[Any], Any] | None = None  # the function a forked worker runs, set before forking
+def _each(fn: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
+    return [fn(item) for item in chunk]
+
+
+_forked_fn: Callable[[Any], Any] | None = None  # what a forked worker runs on a chunk, set before forking
 _forked_items: Sequence[Any] | None = None  # the items it runs on, set before forking too
 _in_worker = False
 OWN_THREAD_PREFIX = "hudi-assets-"  # threads of this package that hold no lock a forked worker takes
@@ -180,7 +205,7 @@ def _run_forked(chunk: tuple[int, int]) -> bytes | None:
     the parent's own)."""
     start, end = chunk
     try:
-        return pickle.dumps([_forked_fn(item) for item in _forked_items[start:end]], pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(_forked_fn(_forked_items[start:end]), pickle.HIGHEST_PROTOCOL)
     except Exception:
         return None
 

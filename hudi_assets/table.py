@@ -3,11 +3,14 @@ HoodieTableMetaClient), and the entry point of the Python API (`table.maintenanc
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hudi_assets.config import API_NAMES, SettingNames, WriteConfig
+from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
+from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.storage import Storage
 from hudi_assets.table_config import TableConfig, load_table_config
 from hudi_assets.timeline.layout import TimelineLayout, timeline_layout
@@ -16,6 +19,7 @@ from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline
 if TYPE_CHECKING:
     from hudi_assets.maintenance import TableMaintenance
 
+INDEX_DEFINITIONS = ".hoodie/.index_defs/index.json"  # where Hudi 1.x keeps them by default
 METADATA_TABLE_FOLDER = f"{METAFOLDER}/metadata"  # a data table's metadata table, below its base path
 
 
@@ -58,12 +62,31 @@ class HoodieTable:
 
     @cached_property
     def active_timeline(self) -> ActiveTimeline:
-        return self.timeline_layout.load_active_timeline(self.storage, self.config)
+        """Its completion times wait out this table's allowed clock skew, as every instant time made
+        here allows for it."""
+        timeline = self.timeline_layout.load_active_timeline(self.storage, self.config)
+        timeline.clock_skew_ms = self.write_config.get(MAX_EXPECTED_CLOCK_SKEW_MS)
+        return timeline
 
     @property
     def timeline(self) -> ActiveTimeline:
         """The active timeline (read once; `reload_timeline` reads it again)."""
         return self.active_timeline
+
+    @cached_property
+    def index_definitions(self) -> dict[str, dict[str, Any]]:
+        """The table's index definitions (Hudi 1.x `hoodie.table.index.defs.path`), by index name,
+        read once as Hudi's meta client reads its index metadata; none when there is no such file."""
+        rel = self.config.get("hoodie.table.index.defs.path") or INDEX_DEFINITIONS
+        if not self.storage.exists(rel):
+            return {}
+        try:
+            definitions = json.loads(self.storage.read(rel)).get("indexDefinitions") or {}
+        except (ValueError, AttributeError) as exc:
+            raise CorruptFileError(self.storage.uri(rel), f"is not JSON of index definitions: {exc}") from exc
+        if not isinstance(definitions, dict):
+            raise CorruptFileError(self.storage.uri(rel), "indexDefinitions is not an object")
+        return definitions
 
     @cached_property
     def maintenance(self) -> TableMaintenance:

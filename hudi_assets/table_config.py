@@ -33,6 +33,7 @@ SERVICE_TABLE_VERSIONS: dict[str, tuple[int, ...]] = {
     "archive": (*_HUDI_0X, 8, 9),
     "metadata table services": (*_HUDI_0X, 8, 9),
     "orphan-file repair": (*_HUDI_0X, 8, 9),
+    "savepoint": (*_HUDI_0X, 8, 9),
 }
 
 COPY_ON_WRITE = "COPY_ON_WRITE"

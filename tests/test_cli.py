@@ -72,17 +72,17 @@ def test_missing_properties_and_missing_base_path(tmp_path, capsys):
     assert "hoodie.properties: missing" in capsys.readouterr().err
 
 
-def test_v8_table_services_refused_in_one_line(real_tables, capsys):
-    name = "sample_table__cow__v8_simplekeygen_nonhivestyle"
-    if name not in real_tables:
-        pytest.skip("../shared is absent")
-    before = _snapshot(real_tables[name])
-    assert main(["savepoint", "create", str(real_tables[name]), "20250713011316909"]) == 2
+def test_v8_table_refusal_in_one_line_then_the_service_runs(table_copy, capsys):
+    base = table_copy("sample_table__cow__v8_simplekeygen_nonhivestyle")
+    before = _snapshot(base)
+    assert main(["savepoint", "create", str(base), "20250713011316000"]) == 2
     err = capsys.readouterr().err
-    assert "savepoint of table version 8 (Hudi 1.x) is not supported yet" in err and err.count("\n") == 1
-    assert main(["timeline", str(real_tables[name])]) == 0
-    assert "20250713011316909     20250713011317225" in capsys.readouterr().out
-    assert _snapshot(real_tables[name]) == before
+    assert "could not savepoint 20250713011316000: it is not on the active timeline" in err
+    assert err.count("\n") == 1 and _snapshot(base) == before
+    assert main(["savepoint", "create", str(base), "20250713011316909"]) == 0
+    assert main(["timeline", str(base)]) == 0
+    out = capsys.readouterr().out
+    assert "20250713011316909     20250713011317225" in out and "savepoint" in out
 
 
 def test_console_script_exit_codes(tmp_path):

@@ -132,7 +132,7 @@ def test_every_state_file_is_written_as_hudi_does(demo):
     assert sorted(timeline.instants, key=lambda i: i.sort_key) == demo.instants
     for instant in demo.instants:
         files = {i.state: storage.read(f".hoodie/{i.file_name}") for i in timeline.state_files
-                 if i.timestamp == instant.timestamp and i.comparable_action == instant.comparable_action}
+                 if i.comparable_key == instant.comparable_key}
         if instant.action == SAVEPOINT:
             assert set(files) == {State.INFLIGHT, State.COMPLETED} and files[State.INFLIGHT] == b""
             name, record = deserialize_any(files[State.COMPLETED], instant.file_name)

@@ -58,6 +58,29 @@ def test_workers_inherit_the_items_instead_of_unpickling_them():
     assert found["parent"] not in {pid for _, pid in found["results"]}
 
 
+def test_map_chunks_in_processes_hands_each_worker_whole_chunks_of_at_most_most_items():
+    """A function of a chunk (one numpy pass over a chunk's names, in a metadata-table plan) runs on
+    chunks of `most` items at most, a few per worker, in workers; its results come back in order.
+    Without workers it runs here, chunk by chunk."""
+    out = _fresh("import json, os\n"
+                 "from hudi_assets.engine import LocalEngine\n"
+                 "def squares(chunk):\n"
+                 "    return [(x * x, len(chunk), os.getpid()) for x in chunk]\n"
+                 "engines = [LocalEngine(processes=2, process_min_items=2), LocalEngine(processes=1)]\n"
+                 "results = [e.map_chunks_in_processes(squares, list(range(40)), 3) for e in engines]\n"
+                 "print(json.dumps({'parent': os.getpid(), 'results': results}))")
+    found = json.loads(out)
+    forked, alone = found["results"]
+    for results in (forked, alone):
+        assert [r for r, _, _ in results] == [x * x for x in range(40)]
+        assert max(size for _, size, _ in results) == 3
+    assert found["parent"] not in {pid for _, _, pid in forked}
+    assert {pid for _, _, pid in alone} == {found["parent"]}
+    few = LocalEngine(processes=2).map_chunks_in_processes(lambda chunk: [len(chunk)] * len(chunk),
+                                                           list(range(16)), 100)
+    assert few == [2] * 16  # a few chunks per worker even when `most` allows more
+
+
 def test_a_failing_item_raises_the_parents_own_error():
     def decode(x: int) -> int:
         if x == 7:

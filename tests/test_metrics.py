@@ -210,3 +210,29 @@ def test_a_1x_clean_reports_its_metadata_tables_deltacommit(tmp_path):
     gauges = _gauges(prom.read_text())
     assert gauges["n_clean_numFilesDeleted"] == result.files_deleted
     assert gauges["n_metadata_deltacommit_commitTime"] > 0
+
+
+def test_a_clean_archive_and_rollback_report_hoodie_metrics_timers(tmp_path):
+    """HoodieMetrics' `<prefix>.timer.clean`, `.timer.archive` and `.timer.rollback` (getCleanCtx,
+    getArchiveCtx, getRollbackCtx), exported as DropwizardExports exports a Timer: a summary whose
+    quantiles are the run's duration in seconds and whose count is the one run."""
+    prom = tmp_path / "hudi.prom"
+    b = _table(tmp_path / "t")
+    b.commit(ts(9), {"p1": [base_file("c", ts(9))]}, state=State.INFLIGHT)
+    conf = {"hoodie.assets.metrics.prometheus.textfile": str(prom), "hoodie.keep.min.commits": "2",
+            "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+    _clean(b.root, **conf)
+    table = HoodieTable(str(b.root), hoodie_conf={"hoodie.metrics.on": "true", **conf})
+    Rollbacker(table).rollback(ts(9), force=True)
+    HoodieTimelineArchiver.for_table(HoodieTable(str(b.root), hoodie_conf={"hoodie.metrics.on": "true",
+                                                                          **conf})).archive()
+    families = {f.name: f for f in text_string_to_metric_families(prom.read_text())}
+    gauges = _gauges(prom.read_text())
+    for action in ("clean", "rollback", "archive"):
+        timer = families[f"t_timer_{action}"]
+        assert timer.type == "summary"
+        assert timer.documentation == help_text(f"t.timer.{action}", "com.codahale.metrics.Timer")
+        quantiles = {s.labels["quantile"]: s.value for s in timer.samples if "quantile" in s.labels}
+        assert sorted(quantiles) == ["0.5", "0.75", "0.95", "0.98", "0.99", "0.999"]
+        assert set(quantiles.values()) == {gauges[f"t_{action}_duration"] / 1000}
+        assert gauges[f"t_timer_{action}_count"] == 1

@@ -10,6 +10,7 @@ from hudi import HudiTable
 from support.refdata import params_or_skip, table_zips
 
 from hudi_assets.cli import main
+from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, Instant
 
 BY_COMMITS = ["--hoodie-conf", "hoodie.cleaner.commits.retained=1",
               "--hoodie-conf", "hoodie.keep.min.commits=2", "--hoodie-conf", "hoodie.keep.max.commits=3"]
@@ -45,8 +46,9 @@ def _latest_slice_files(base: str) -> set[str]:
 
 def _completed_write_times(base) -> set[str]:
     """Instant times of completed writes, from the timeline's file names alone."""
-    return {p.name.split(".")[0] for p in (base / ".hoodie").iterdir()
-            if p.name.count(".") == 1 and p.suffix in (".commit", ".deltacommit", ".replacecommit")}
+    instants = (Instant.parse_file_name(p.name) for p in (base / ".hoodie").iterdir())
+    return {i.timestamp for i in instants
+            if i is not None and i.is_completed and i.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)}
 
 
 def _instant_of(rel: str) -> str:

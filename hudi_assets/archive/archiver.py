@@ -338,10 +338,6 @@ class HoodieTimelineArchiver:
         log.info("Deleted %d instant files of archived instants in %s", result.aux_removed, AUX_FOLDER)
 
     def _delete_files(self, paths: list[str], result: ArchiveResult) -> None:
-        if not paths:
-            return
-        outcome = self.storage.delete_many(paths)
-        if outcome.failed:
-            path, why = next(iter(outcome.failed.items()))
-            raise HudiAssetsError(f"{self.storage.uri(path)}: cannot delete archived instant file ({why})")
-        result.deleted += len(outcome.deleted)
+        """Delete archived state files: one that stays stops the run naming it (`delete_checked`)."""
+        if paths:
+            result.deleted += len(self.storage.delete_checked(paths).deleted)

@@ -74,18 +74,18 @@ class TimelineArchiverV2(HoodieTimelineArchiver):
     def readable_state_files(self, result: ArchiveResult) -> set[Instant]:
         """The selected state files whose instant the history now holds (its row read back)."""
         held = self._in_history(result.selection.instants)
-        return {i for i in result.selection.state_files if (i.timestamp, i.comparable_action) in held}
+        return {i for i in result.selection.state_files if i.comparable_key in held}
 
     def _select(self, timeline: ActiveTimeline) -> ArchiveSelection:
         """1.x's selection, plus the instants a crashed run archived but did not delete (whatever the
         keep range says now: they are archived, and their deletes are that run's unfinished part)."""
         selection = select_instants_to_archive_v2(self.table, self.config, timeline)
-        chosen = {(i.timestamp, i.comparable_action) for i in selection.instants}
+        chosen = {i.comparable_key for i in selection.instants}
         newest = max((f.max_instant for f in self.history.files()), default=None)
         older = [i for i in timeline.filter_completed() if newest is not None and i.timestamp <= newest
-                 and (i.timestamp, i.comparable_action) not in chosen]
+                 and i.comparable_key not in chosen]
         held = self._in_history(older)
-        leftovers = [i for i in older if (i.timestamp, i.comparable_action) in held]
+        leftovers = [i for i in older if i.comparable_key in held]
         if leftovers:
             selection.notes.append(f"{len(leftovers)} instants are archived already but still active (a "
                                    "crashed run's): their state files are deleted")
@@ -104,10 +104,10 @@ class TimelineArchiverV2(HoodieTimelineArchiver):
         if not instants:
             return set()
         rows = self.history.read(instants[0].timestamp, instants[-1].timestamp, ["instantTime", "action"])
-        held = {(t, Instant(t, a).comparable_action)
+        held = {Instant(t, a).comparable_key
                 for t, a in zip(rows.column("instantTime").to_pylist(), rows.column("action").to_pylist(),
                                 strict=True)}
-        return {key for i in instants if (key := (i.timestamp, i.comparable_action)) in held}
+        return {key for i in instants if (key := i.comparable_key) in held}
 
     def _archive(self, result: ArchiveResult) -> None:
         """One row per selected instant not yet in the history, written as one layer-0 file."""
@@ -117,11 +117,11 @@ class TimelineArchiverV2(HoodieTimelineArchiver):
         result.archived_before = len(held)
         states: dict[tuple[str, str], list[Instant]] = {}
         for raw in selection.state_files:
-            states.setdefault((raw.timestamp, raw.comparable_action), []).append(raw)
+            states.setdefault(raw.comparable_key, []).append(raw)
         self._delete_markers(result)  # 1.x: before the rows are made (its pre-write callback)
         rows = []
         for instant in selection.instants:
-            key = (instant.timestamp, instant.comparable_action)
+            key = instant.comparable_key
             if key in held:
                 continue
             try:

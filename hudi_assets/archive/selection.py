@@ -7,10 +7,10 @@ the compaction and clustering fences, the metadata table; for a metadata table, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hudi_assets.archive.config import ArchiveConfig, KeepRange, keep_range
-from hudi_assets.avro import deserialize_metadata
 from hudi_assets.exceptions import InvalidConfigError
 from hudi_assets.storage import Storage
 from hudi_assets.table import METADATA_TABLE_FOLDER, HoodieTable
@@ -22,11 +22,12 @@ from hudi_assets.timeline.instant import (
     ROLLBACK,
     SAVEPOINT,
     Instant,
-    State,
 )
+from hudi_assets.timeline.metadata import requested_plan
 from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline, Timeline
 
 FILES_PARTITION = "files"
+METADATA_TABLE = "metadata table"  # the name of its fence
 # Hudi groups clean and rollback instants in a HashMap keyed by action: this is its iteration order.
 _CLEAN_ROLLBACK_ORDER = (ROLLBACK, CLEAN)
 
@@ -116,15 +117,14 @@ def compaction_fence(active: ActiveTimeline, is_mor: bool, config: ArchiveConfig
 
 
 def cleaner_plan(active: ActiveTimeline, clean: Instant) -> dict:
-    """The plan of a clean (its requested file), as Hudi's CleanerUtils.getCleanerPlan reads it."""
-    requested = Instant(clean.timestamp, CLEAN, State.REQUESTED)
-    path = active.state_file_path(requested)
-    return deserialize_metadata(active.read_details(requested), "HoodieCleanerPlan", active.storage.uri(path))
+    """The plan of a clean, as Hudi's CleanerUtils.getCleanerPlan reads it: an empty requested file
+    fails the archive (Hudi's fails decoding it), where other readers take it as no plan."""
+    return requested_plan(active, clean, allow_empty=False)
 
 
-def _cleaner_plan_ectr(active: ActiveTimeline, clean: Instant) -> str | None:
-    earliest = cleaner_plan(active, clean).get("earliestInstantToRetain") or {}
-    return earliest.get("timestamp") or None
+def plan_ectr(plan: dict) -> str | None:
+    """The time of a clean plan's earliest instant to retain; None where it names none."""
+    return (plan.get("earliestInstantToRetain") or {}).get("timestamp") or None
 
 
 def _clustering_fence(active: ActiveTimeline) -> Fence:
@@ -135,7 +135,7 @@ def _clustering_fence(active: ActiveTimeline) -> Fence:
         return Fence(name, None, "no replacecommit in the active timeline")
     last_clean = active.clean_timeline().filter_completed().last()
     if last_clean is not None:
-        ectr = _cleaner_plan_ectr(active, last_clean)
+        ectr = plan_ectr(cleaner_plan(active, last_clean))
         lower = ectr or last_clean.timestamp
         fence = next((i for i in replaces if i.timestamp >= lower), None)
         basis = (f"last clean {last_clean.timestamp} retains from {ectr}" if ectr
@@ -167,20 +167,26 @@ def savepoint_fence(active: ActiveTimeline, config: ArchiveConfig) -> tuple[Fenc
     return Fence("savepoint", first, f"first savepoint {first}: nothing at or after it is archived"), times
 
 
-def _metadata_table_fence(table: HoodieTable) -> Fence | None:
-    """Data table with a metadata table: keep instants at or after the MDT's latest compaction."""
-    name = "metadata table"
+def metadata_table_fence(table: HoodieTable, fence_at: Callable[[str], Fence] | None = None,
+                         load_timeline: Callable[[Storage], ActiveTimeline] = ActiveTimeline.load
+                         ) -> Fence | None:
+    """A data table with a metadata table: keep the instants at or after the metadata table's latest
+    compaction (0.15). `fence_at` makes the fence of that compaction's time instead (1.x: by
+    completion time); `load_timeline` reads the metadata table's timeline (0.15: its layout-1
+    `.hoodie/` as it is)."""
     if FILES_PARTITION not in table.config.metadata_partitions:
         return None
-    storage = table.storage
-    mdt = Storage(f"{storage.base_uri}/{METADATA_TABLE_FOLDER}", storage.options)
+    mdt = Storage(f"{table.storage.base_uri}/{METADATA_TABLE_FOLDER}", table.storage.options)
     if not mdt.exists(f"{METAFOLDER}/hoodie.properties"):
-        return Fence(name, "", "hoodie.table.metadata.partitions lists 'files' but the metadata table at "
-                               f"{METADATA_TABLE_FOLDER} is missing: nothing is archived")
-    compaction = ActiveTimeline.load(mdt).filter_actions({COMMIT}).filter_completed().last()
+        return Fence(METADATA_TABLE, "", "hoodie.table.metadata.partitions lists 'files' but the metadata "
+                                         f"table at {METADATA_TABLE_FOLDER} is missing: nothing is archived")
+    compaction = load_timeline(mdt).filter_actions({COMMIT}).filter_completed().last()
     if compaction is None:
-        return Fence(name, "", "metadata table has no completed compaction yet: nothing is archived")
-    return Fence(name, compaction.timestamp,
+        return Fence(METADATA_TABLE, "", "metadata table has no completed compaction yet: nothing is "
+                                         "archived")
+    if fence_at is not None:
+        return fence_at(compaction.timestamp)
+    return Fence(METADATA_TABLE, compaction.timestamp,
                  f"latest metadata-table compaction {compaction.timestamp}: newer instants stay")
 
 
@@ -204,6 +210,23 @@ def data_table_fence(table: HoodieTable, config: ArchiveConfig) -> Fence:
     return Fence("data table", instant, f"the data table's {why} {instant}: newer instants stay")
 
 
+def archivable_commits(table_commits: Timeline, keep: KeepRange, config: ArchiveConfig, fences: list[Fence],
+                       *, savepoint: Fence, savepoint_times: set[str]) -> list[Instant]:
+    """The completed commits the savepoints leave (`savepoint_fence`) that are before every one of
+    `fences`, oldest first, at most all but keep.min of the table's commits."""
+    limits = [f.instant for f in fences if f.instant is not None]
+    earliest = min(limits) if limits else None
+    candidates = []
+    for instant in table_commits:
+        ts = instant.timestamp
+        if ts in savepoint_times if config.archive_beyond_savepoint else (
+                savepoint.instant is not None and ts >= savepoint.instant):
+            continue
+        if earliest is None or ts < earliest:
+            candidates.append(instant)
+    return candidates[:max(len(table_commits) - keep.min_commits, 0)]
+
+
 def select_instants_to_archive(table: HoodieTable, config: ArchiveConfig,
                                active: ActiveTimeline | None = None) -> ArchiveSelection:
     """Hudi 0.15's choice of instants to archive, with every fence and its reason."""
@@ -218,22 +241,13 @@ def select_instants_to_archive(table: HoodieTable, config: ArchiveConfig,
     fences = [savepoint, pending_fence(active, table_commits)]
     if len(table_commits) > keep.max_commits:
         fences += [compaction_fence(active, is_mor, config), _clustering_fence(active)]
-        candidates = []
-        for instant in table_commits:
-            ts = instant.timestamp
-            if config.archive_beyond_savepoint:
-                if ts in savepoint_times:
-                    continue
-            elif savepoint.instant is not None and ts >= savepoint.instant:
-                continue
-            if all(f.instant is None or ts < f.instant for f in fences[1:]):
-                candidates.append(instant)
-        selection.commits = candidates[:max(len(table_commits) - keep.min_commits, 0)]
+        selection.commits = archivable_commits(table_commits, keep, config, fences[1:], savepoint=savepoint,
+                                               savepoint_times=savepoint_times)
     else:
         selection.notes.append(f"{len(table_commits)} completed commits <= max {keep.max_commits}: "
                                "no commit is archived")
     chosen = selection.clean_rollback + selection.commits
-    mdt = data_table_fence(table, config) if table.is_metadata_table else _metadata_table_fence(table)
+    mdt = data_table_fence(table, config) if table.is_metadata_table else metadata_table_fence(table)
     if mdt is not None:
         fences.append(mdt)
         chosen = ([i for i in chosen if i.timestamp < mdt.instant] if mdt.instant
@@ -248,5 +262,5 @@ def state_files_of(active: ActiveTimeline, instants: list[Instant]) -> list[Inst
     """Every state file present of each instant (all its states), instant by instant."""
     by_key: dict[tuple[str, str], list[Instant]] = {}
     for raw in active.raw_instants:
-        by_key.setdefault((raw.timestamp, raw.comparable_action), []).append(raw)
-    return [raw for i in instants for raw in by_key.get((i.timestamp, i.comparable_action), [])]
+        by_key.setdefault(raw.comparable_key, []).append(raw)
+    return [raw for i in instants for raw in by_key.get(i.comparable_key, [])]

@@ -14,32 +14,36 @@ TimelineArchiverV2 @00d66981 (1.0.x/1.1), ClusteringUtils id 739614832, HoodieDe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import partial
+
 from hudi_assets.archive.config import ArchiveConfig, keep_range
 from hudi_assets.archive.selection import (
-    FILES_PARTITION,
+    METADATA_TABLE,
     ArchiveSelection,
     Fence,
+    archivable_commits,
     cleaner_plan,
     compaction_fence,
     data_table_fence,
+    metadata_table_fence,
     pending_fence,
+    plan_ectr,
     savepoint_fence,
     state_files_of,
 )
+from hudi_assets.clean.plan import SAVEPOINTED_TIMESTAMPS
 from hudi_assets.storage import Storage
-from hudi_assets.table import METADATA_TABLE_FOLDER, HoodieTable
-from hudi_assets.timeline.instant import CLEAN, CLUSTERING, COMMIT, REPLACE_COMMIT, ROLLBACK
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.instant import CLEAN, CLUSTERING, REPLACE_COMMIT, ROLLBACK
 from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
-
-# CleanerUtils.SAVEPOINTED_TIMESTAMPS: the savepoints a clean plan kept files for.
-SAVEPOINTED_TIMESTAMPS = "savepointed_timestamps"
 
 
 def _earliest_replaced_savepoint(active: ActiveTimeline, policy: str, plan: dict) -> str | None:
     """ClusteringUtils.getEarliestReplacedSavepointInClean: the earliest savepoint the clean kept
     files for, when a completed replacecommit lies between it and the clean's earliest commit to
     retain (a deleted savepoint must not let archiving expose the replaced files it kept)."""
-    ectr = (plan.get("earliestInstantToRetain") or {}).get("timestamp")
+    ectr = plan_ectr(plan)
     savepoints = sorted(((plan.get("extraMetadata") or {}).get(SAVEPOINTED_TIMESTAMPS) or "").split(","))
     earliest = savepoints[0] if savepoints else None
     if policy == "KEEP_LATEST_FILE_VERSIONS" or not ectr or not earliest or ectr <= earliest:
@@ -61,7 +65,7 @@ def clustering_fence(active: ActiveTimeline, cleaner_policy: str) -> Fence:
         return Fence(name, first.timestamp, f"no completed clean: first replacecommit/clustering "
                                             f"{first.timestamp} may still hide replaced files")
     plan = cleaner_plan(active, last_clean)
-    ectr = (plan.get("earliestInstantToRetain") or {}).get("timestamp")
+    ectr = plan_ectr(plan)
     savepoint = _earliest_replaced_savepoint(active, cleaner_policy, plan)
     if savepoint:
         lower, basis = savepoint, f"last clean {last_clean.timestamp} kept files for savepoint {savepoint}"
@@ -77,29 +81,22 @@ def clustering_fence(active: ActiveTimeline, cleaner_policy: str) -> Fence:
                                         f"{fence.timestamp}")
 
 
-def metadata_table_fence(table: HoodieTable, table_commits: Timeline,
-                         completion_times: dict[str, str]) -> Fence | None:
-    """A data table with a metadata table: keep the commits that completed after the metadata
-    table's latest compaction (its requested time), by completion time."""
-    name = "metadata table"
-    if FILES_PARTITION not in table.config.metadata_partitions:
-        return None
-    mdt = Storage(f"{table.storage.base_uri}/{METADATA_TABLE_FOLDER}", table.storage.options)
-    if not mdt.exists(".hoodie/hoodie.properties"):
-        return Fence(name, "", "hoodie.table.metadata.partitions lists 'files' but the metadata table at "
-                               f"{METADATA_TABLE_FOLDER} is missing: nothing is archived")
-    compaction = HoodieTable(mdt).active_timeline.filter_actions({COMMIT}).filter_completed().last()
-    if compaction is None:
-        return Fence(name, "", "metadata table has no completed compaction yet: nothing is archived")
-    at = compaction.timestamp
+def _completed_after(table_commits: Timeline, completion_times: Mapping[str, str], at: str) -> Fence:
+    """The metadata-table fence of 1.x: keep the commits that completed after the metadata table's
+    latest compaction (`at`, its requested time), by completion time."""
     after = [i for i in table_commits
              if i.timestamp != at and completion_times.get(i.timestamp, i.timestamp) > at]
     if not after:
-        return Fence(name, None, f"every completed commit completed before the latest metadata-table "
-                                 f"compaction {at}")
-    return Fence(name, after[0].timestamp,
+        return Fence(METADATA_TABLE, None, f"every completed commit completed before the latest "
+                                           f"metadata-table compaction {at}")
+    return Fence(METADATA_TABLE, after[0].timestamp,
                  f"latest metadata-table compaction {at}: {after[0].timestamp} is the first commit that "
                  "completed after it")
+
+
+def _layout_timeline(storage: Storage) -> ActiveTimeline:
+    """The active timeline of the table at `storage`, in its layout (a 1.x metadata table's is 2)."""
+    return HoodieTable(storage).active_timeline
 
 
 def select_instants_to_archive_v2(table: HoodieTable, config: ArchiveConfig,
@@ -118,21 +115,13 @@ def select_instants_to_archive_v2(table: HoodieTable, config: ArchiveConfig,
     fences = [pending_fence(active, table_commits), compaction_fence(active, is_mor, config),
               clustering_fence(active, config.cleaner.policy)]
     mdt = (data_table_fence(table, config) if table.is_metadata_table
-           else metadata_table_fence(table, table_commits, active.completion_times))
+           else metadata_table_fence(table, partial(_completed_after, table_commits, active.completion_times),
+                                     _layout_timeline))
     if mdt is not None:
         fences.append(mdt)
     selection.fences += fences
-    limits = [f.instant for f in fences if f.instant is not None]
-    earliest = min(limits) if limits else None
-    candidates = []
-    for instant in table_commits:
-        ts = instant.timestamp
-        if ts in savepoint_times if config.archive_beyond_savepoint else (
-                savepoint.instant is not None and ts >= savepoint.instant):
-            continue
-        if earliest is None or ts < earliest:
-            candidates.append(instant)
-    selection.commits = candidates[:max(len(table_commits) - keep.min_commits, 0)]
+    selection.commits = archivable_commits(table_commits, keep, config, fences, savepoint=savepoint,
+                                           savepoint_times=savepoint_times)
     if selection.commits:
         last = selection.commits[-1].timestamp
         done = active.filter_actions({CLEAN, ROLLBACK}).filter_completed()

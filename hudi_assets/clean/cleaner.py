@@ -374,14 +374,15 @@ class Cleaner:
         heartbeat = HeartbeatConfig.from_write_config(table.write_config)
         rollbacker = Rollbacker(table, self.engine, self.clock, self.listener,
                                 metadata=MetadataTableSink(table))
-        if not (failed_writes(table, heartbeat, rollbacker.now_ms()) or pending_rollbacks(table)):
+        failed = failed_writes(table, heartbeat, rollbacker.now_ms())
+        if not (failed or pending_rollbacks(table)):
             return  # nothing to roll back (a table version without rollback yet is not refused for it)
         pending = self.pending()
         if any(p.plan is not None for p in pending) and not self._validate_pending(pending).safe:
             log.warning("%s: failed writes are not rolled back while a pending clean plan is refused",
                         table.base_path)
             return
-        rollbacker.rollback_failed_writes(lock)
+        rollbacker.rollback_failed_writes(lock, failed)
 
     def clean(self) -> CleanResult:
         """One clean as Hudi's client runs it, under one hold of the table's lock: under LAZY, roll

@@ -1,6 +1,6 @@
 """`hudi-assets savepoint create PATH INSTANT [--comment TEXT] [--user NAME]`, `savepoint list PATH
 [--json]` and `savepoint delete PATH INSTANT`, as hudi-cli's `savepoint create`, `savepoints show` and
-`savepoint delete` (Hudi 0.15, table version 6).
+`savepoint delete` (table versions 6, 8 and 9).
 
 Exit 2, nothing written, when INSTANT cannot be savepointed (not a completed commit of the active
 timeline, before the earliest commit the last clean retained, savepointed already) or, for delete, is

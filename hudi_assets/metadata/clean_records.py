@@ -26,7 +26,6 @@ clean, id 10329564, and HoodieColumnRangeMetadata.stub @017a4cc0) differs:
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -63,28 +62,12 @@ UNTOUCHED_1X = (PARTITION_STATS, "secondary_index_")
 EXPRESSION_INDEX = "expr_index_"  # the issue says expression_index_*; 1.x names them expr_index_*
 # Table versions whose metadata table hudi-assets writes: each with the data table of its version.
 WRITTEN_METADATA_VERSIONS = frozenset({6, 8, 9})
-INDEX_DEFINITIONS = ".hoodie/.index_defs/index.json"
 _ID_LENGTH = 12  # base64 of a 64-bit ColumnIndexID, the prefix of a column_stats key
 
 
 def open_metadata_table(table: HoodieTable) -> HoodieTable:
     """The metadata table of `table`, as a MERGE_ON_READ table of its own."""
     return HoodieTable(f"{table.base_path}/{METADATA_FOLDER}", table.storage.options)
-
-
-def index_definitions(table: HoodieTable) -> dict[str, dict[str, Any]]:
-    """The table's index definitions (Hudi 1.x `hoodie.table.index.defs.path`), by index name; none
-    when the table has no such file."""
-    rel = table.config.get("hoodie.table.index.defs.path") or INDEX_DEFINITIONS
-    if not table.storage.exists(rel):
-        return {}
-    try:
-        definitions = json.loads(table.storage.read(rel)).get("indexDefinitions") or {}
-    except (ValueError, AttributeError) as exc:
-        raise CorruptFileError(table.storage.uri(rel), f"is not JSON of index definitions: {exc}") from exc
-    if not isinstance(definitions, dict):
-        raise CorruptFileError(table.storage.uri(rel), "indexDefinitions is not an object")
-    return definitions
 
 
 def _updatable(table: HoodieTable, definitions: Mapping[str, Mapping[str, Any]]) -> set[str]:
@@ -107,7 +90,7 @@ def refuse_unknown_partitions(table: HoodieTable, action: str = "clean", *,
     lock (a writer compacts while holding it): a caller that does not hold it yet checks it later."""
     config = table.config
     where = table.storage.uri(PROPERTIES_FILE)
-    updatable = _updatable(table, index_definitions(table))
+    updatable = _updatable(table, table.index_definitions)
     unknown = sorted(set(config.metadata_partitions) - updatable)
     if unknown:
         raise UnsupportedTableError(
@@ -192,7 +175,7 @@ def _configured_columns(table: HoodieTable) -> list[str]:
 def _records_1x(table: HoodieTable, partitions: set[str], cleaned: Mapping[str, list[str]],
                 base_files: list[tuple[str, str]], instant_time: str) -> list[MetadataRecord]:
     """The `column_stats` and `expr_index_*` records of a Hudi 1.x clean (module docstring)."""
-    definitions = index_definitions(table)
+    definitions = table.index_definitions
     value_type = NULL_VALUE_TYPE if table.config.table_version >= 9 else None
     every_file = [(p, n) for p, names in cleaned.items() for n in names]
 

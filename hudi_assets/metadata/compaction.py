@@ -65,7 +65,12 @@ from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, ROLLBACK, Instant, State
-from hudi_assets.timeline.instant_time import format_instant_time, new_instant_time, parse_instant_time
+from hudi_assets.timeline.instant_time import (
+    clock_skew_conf,
+    format_instant_time,
+    new_instant_time,
+    parse_instant_time,
+)
 from hudi_assets.timeline.timeline import ActiveTimeline
 
 log = logging.getLogger(__name__)
@@ -82,8 +87,6 @@ _BLOOM_TYPE_KEY = b"bloomFilterTypeCode"
 _BLOOM_META_BLOCK = b"bloomFilter"
 _MB = 1024 * 1024
 _MAX_PARQUET_FILE_SIZE = 120 * _MB  # hoodie.parquet.max.file.size: the write estimate of a slice without base
-# Table versions whose metadata compactions take a fresh instant time (Hudi 1.x), not `<t>001`.
-FRESH_COMPACTION_TIME_VERSIONS = frozenset({8, 9})
 
 
 def compaction_instant_time(latest_deltacommit: str) -> str:
@@ -93,7 +96,7 @@ def compaction_instant_time(latest_deltacommit: str) -> str:
 
 def takes_fresh_time(metadata: MetadataTable) -> bool:
     """Whether the metadata table's services name their instants by fresh times (Hudi 1.x)."""
-    return metadata.config.table_version in FRESH_COMPACTION_TIME_VERSIONS
+    return metadata.config.is_hudi_1x
 
 
 def fresh_compaction_time(metadata: MetadataTable, now: datetime | None = None) -> str:
@@ -107,7 +110,7 @@ def fresh_compaction_time(metadata: MetadataTable, now: datetime | None = None) 
             return format_instant_time(parsed - timedelta(milliseconds=1))
     timeline = metadata.timeline
     return new_instant_time([*timeline.timestamps, *timeline.completion_times.values()],
-                            metadata.config.timeline_timezone, now)
+                            metadata.config.timeline_timezone, now, metadata.clock_skew_ms)
 
 
 def deltacommits_since_compaction(metadata: MetadataTable) -> list[Instant]:
@@ -136,13 +139,13 @@ def compaction_metrics(base_size: int | None, log_sizes: list[int]) -> dict[str,
 
 
 def compaction_due(metadata: MetadataTable, max_delta_commits: int = DEFAULT_MAX_DELTA_COMMITS,
-                   now: datetime | None = None) -> str | None:
+                   now: datetime | None = None, *, fresh_time: str | None = None) -> str | None:
     """The instant time of the compaction the writer runs now, or None when it runs none.
 
     The NUM_COMMITS trigger over `deltacommits_since_compaction`; on version 6 also
     `validateTimelineBeforeSchedulingCompaction` (no data instant pending at or before the latest
-    deltacommit) and the `<t>001` time; on 8/9 `fresh_compaction_time` (as of `now`), which must
-    sort after the last compaction.
+    deltacommit) and the `<t>001` time; on 8/9 `fresh_compaction_time` (as of `now`, or `fresh_time`
+    when the caller made it already), which must sort after the last compaction.
     """
     timeline = metadata.timeline
     latest = timeline.filter_completed().filter_actions({DELTA_COMMIT}).last()
@@ -151,7 +154,7 @@ def compaction_due(metadata: MetadataTable, max_delta_commits: int = DEFAULT_MAX
     if len(deltacommits_since_compaction(metadata)) < max_delta_commits:
         return None
     if takes_fresh_time(metadata):
-        instant_time = fresh_compaction_time(metadata, now)
+        instant_time = fresh_time or fresh_compaction_time(metadata, now)
         last = metadata.latest_compaction()
         if last is not None and instant_time <= last.timestamp:
             return None
@@ -414,7 +417,7 @@ def roll_back_inflight_compaction(metadata: MetadataTable, instant_time: str, *,
     (resumed when one of this compaction is pending) deletes the base files of `instant_time` in the
     planned partitions (listing-based: the metadata table's writer keeps no markers), keeping the
     compaction's state files; then its `.inflight` goes."""
-    mdt = HoodieTable(metadata.storage)
+    mdt = HoodieTable(metadata.storage, hoodie_conf=clock_skew_conf(metadata.clock_skew_ms))
     timeline = mdt.reload_timeline()
     rollback, plan = _pending_rollback_of(mdt, timeline, instant_time) or (None, None)
     if rollback is None:
@@ -429,7 +432,7 @@ def roll_back_inflight_compaction(metadata: MetadataTable, instant_time: str, *,
                          for n in written]
         plan = RollbackPlan(instant_time, COMPACTION, tuple(requests))
         rollback_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
-                                         mdt.config.timeline_timezone)
+                                         mdt.config.timeline_timezone, max_skew_ms=timeline.clock_skew_ms)
         rollback = Instant(rollback_time, ROLLBACK, State.REQUESTED)
         _create(metadata.storage, timeline.state_file_path(rollback), plan.serialize())
     log.info("rolling back inflight metadata table compaction %s at %s", instant_time, rollback.timestamp)
@@ -458,5 +461,5 @@ def complete_pending_compaction(metadata: MetadataTable, instant: Instant, *,
     time, never a second one beside it: an inflight one is rolled back to requested first."""
     if instant.state is State.INFLIGHT:
         roll_back_inflight_compaction(metadata, instant.timestamp, listener=listener)
-    fresh = MetadataTable(metadata.data_storage)
+    fresh = MetadataTable(metadata.data_storage, clock_skew_ms=metadata.clock_skew_ms)
     return execute_compaction(fresh, instant.timestamp, listener=listener)

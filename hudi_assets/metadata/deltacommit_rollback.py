@@ -6,7 +6,7 @@ instant, the metadata table's own write client rolls that deltacommit back, at t
 own instant time (the Java-written v9 rollback fixture has `<t>.rollback` at the same time on both
 timelines and no metadata deltacommit of it); else nothing is done.
 
-- A completed metadata deltacommit is checked first (`validateRollback`: one at or before the
+- A completed metadata deltacommit is checked first (`rollback_validation`: one at or before the
   metadata table's latest compaction is inside a compacted base file, and Hudi asks for a restore),
   then planned by listing (Hudi plans a completed instant's rollback by listing), un-published (its
   completed file goes, so readers skip its log files) and its files deleted.
@@ -24,16 +24,17 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from hudi_assets.exceptions import HudiInputError, UnsupportedTableError
+from hudi_assets.exceptions import UnsupportedTableError
 from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.metadata.clean_records import open_metadata_table
+from hudi_assets.metadata.rollback_validation import check_metadata_rollback, refuse_held_writes
 from hudi_assets.rollback.executor import RollbackActionExecutor
 from hudi_assets.rollback.metadata import RollbackPlan
 from hudi_assets.rollback.pending import pending_rollbacks
 from hudi_assets.rollback.planner import plan_rollback, plan_rollback_by_listing
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import PROPERTIES_FILE
-from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT, ROLLBACK, Instant, State
+from hudi_assets.timeline.instant import DELTA_COMMIT, ROLLBACK, Instant, State
 from hudi_assets.timeline.timeline import ActiveTimeline
 
 log = logging.getLogger(__name__)
@@ -44,39 +45,25 @@ def _deltacommit(timeline: ActiveTimeline, failed: str) -> Instant | None:
     return next((i for i in timeline.filter_actions({DELTA_COMMIT}) if i.timestamp == failed), None)
 
 
-def check_metadata_rollback(mdt: HoodieTable, failed: str) -> None:
-    """`validateRollback`, before anything is written: a metadata deltacommit of `failed` at or
-    before the metadata table's latest compaction cannot be rolled back."""
-    timeline = mdt.reload_timeline()
-    if _deltacommit(timeline, failed) is None:
-        return
-    compaction = timeline.filter_completed().filter_actions({COMMIT}).last()
-    if compaction is not None and len(compaction.timestamp) == len(failed) and failed <= compaction.timestamp:
-        raise HudiInputError(
-            f"{mdt.base_path}: write {failed} being rolled back is at or before the metadata table's latest "
-            f"compaction {compaction.timestamp}; nothing was deleted. Restore the table with Hudi instead")
-
-
 def roll_back_metadata_deltacommit(mdt: HoodieTable, failed: str, rollback_time: str,
                                    listener: Listener = QUIET) -> dict | None:
     """Roll back the metadata deltacommit of the data instant `failed` at `rollback_time` (the data
     rollback's instant); the HoodieRollbackMetadata written, None when there was nothing to undo.
     Every step can be repeated after a crash: a pending metadata rollback is resumed."""
     pending = pending_rollbacks(mdt).get(failed)
-    target = _deltacommit(mdt.reload_timeline(), failed)
+    timeline = mdt.active_timeline  # as `pending_rollbacks` read it just now: read once
+    target = _deltacommit(timeline, failed)
     if pending is not None:
         rollback, plan = pending.instant, pending.plan
     elif target is None:
         log.info("no metadata deltacommit of %s to roll back", failed)
         return None
     else:
-        check_metadata_rollback(mdt, failed)
+        check_metadata_rollback(mdt, timeline, failed)
         plan = plan_rollback_by_listing(mdt, target) if target.is_completed else plan_rollback(mdt, target)
         rollback = Instant(rollback_time, ROLLBACK, State.REQUESTED)
-        timeline = mdt.reload_timeline()
         mdt.storage.create_if_absent(timeline.state_file_path(rollback), plan.serialize())
     if target is not None and target.is_completed:  # un-published before its files go
-        timeline = mdt.reload_timeline()
         mdt.storage.create_if_absent(timeline.state_file_path(target.with_state(State.INFLIGHT)), b"")
         mdt.storage.delete_checked([timeline.state_file_path(target)])
     log.info("rolling back metadata table deltacommit %s at %s", failed, rollback.timestamp)
@@ -102,8 +89,7 @@ class DeltacommitRollbackSink:
             raise UnsupportedTableError(
                 f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version {mdt.config.table_version} "
                 f"beside a table version {self.table.config.table_version} table; cannot {action} it")
-        for write in self.table.reload_timeline().pending_writes_timeline():
-            check_metadata_rollback(mdt, write.timestamp)
+        refuse_held_writes(self.table, mdt)
         self._metadata_table = mdt
 
     def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,

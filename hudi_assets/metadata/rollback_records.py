@@ -20,16 +20,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.listener import Listener, Step
 from hudi_assets.metadata.clean_records import refuse_unknown_partitions
 from hudi_assets.metadata.deltacommit_rollback import DeltacommitRollbackSink
 from hudi_assets.metadata.payloads import MetadataRecord, partition_files_record
+from hudi_assets.metadata.rollback_validation import check_metadata_rollback, refuse_held_writes
 from hudi_assets.metadata.writer import MetadataTableWriter
 from hudi_assets.rollback.metadata import RollbackPlan, deletes_only
 from hudi_assets.rollback.pending import pending_rollbacks
 from hudi_assets.table import HoodieTable
-from hudi_assets.timeline.instant import COMMIT, DELTA_COMMIT
+from hudi_assets.timeline.instant import DELTA_COMMIT
 
 ROLLBACK_SUFFIX = "006"  # HoodieTableMetadataUtil.OperationSuffix.ROLLBACK
 
@@ -61,9 +61,9 @@ def update_metadata_table(table: HoodieTable, rollback_time: str, rollback_metad
     `metadata_table`: the metadata table as the refusal check opened it, if it did."""
     writer = MetadataTableWriter(table, listener, metadata_table)
     failed = plan.instant_time
-    _validate_rollback(writer, failed)
-    writer.commit(rollback_time, rollback_records(rollback_metadata, plan))
     mdt = writer.open()
+    check_metadata_rollback(mdt, mdt.reload_timeline(), failed)  # checked up front too (the sink)
+    writer.commit(rollback_time, rollback_records(rollback_metadata, plan))
     on_timeline = any(i.timestamp == failed for i in mdt.reload_timeline().filter_actions({DELTA_COMMIT}))
     if on_timeline or failed in pending_rollbacks(mdt):
         writer.roll_back(failed, f"{rollback_time}{ROLLBACK_SUFFIX}")
@@ -86,6 +86,7 @@ class MetadataTableSink:
             self._hudi_1x.refuse_unwritable(action)
         else:
             self._metadata_table = refuse_unknown_partitions(self.table, action)
+            refuse_held_writes(self.table, self._metadata_table)
 
     def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,
                  listener: Listener) -> None:
@@ -95,12 +96,3 @@ class MetadataTableSink:
             update_metadata_table(self.table, rollback_time, record, plan, listener,
                                   metadata_table=self._metadata_table)
 
-
-def _validate_rollback(writer: MetadataTableWriter, failed: str) -> None:
-    """`validateRollback`: a write at or before the metadata table's latest compaction cannot be
-    undone by a rollback (the compacted base file holds it); Hudi asks for a restore then."""
-    compaction = writer.open().reload_timeline().filter_completed().filter_actions({COMMIT}).last()
-    if compaction is not None and failed <= compaction.timestamp:
-        raise HudiAssetsError(
-            f"{writer.storage.uri('.hoodie')}: write {failed} being rolled back is at or before the metadata "
-            f"table's latest compaction {compaction.timestamp}; restore the table with Hudi instead")

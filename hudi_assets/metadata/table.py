@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.exceptions import CorruptFileError, MetadataTableNotFoundError
 from hudi_assets.java_collections import java_hashmap_order, java_hashmap_orders
 from hudi_assets.metadata.file_group import (
@@ -48,9 +49,13 @@ class MetadataTable:
     """The metadata table of the data table at `base_path`; refuses a table without one.
 
     Both timelines are read once, when the object is made, so every answer comes from one snapshot.
+    `clock_skew_ms`: the data table's allowed clock skew, which the metadata table's instant and
+    completion times allow for (Hudi 1.x's metadata writer takes the data write config's time generator
+    settings).
     """
 
-    def __init__(self, base_path: str | Storage, storage_options: Mapping[str, str] | None = None):
+    def __init__(self, base_path: str | Storage, storage_options: Mapping[str, str] | None = None, *,
+                 clock_skew_ms: int = MAX_EXPECTED_CLOCK_SKEW_MS.default):
         self.data_storage = (base_path if isinstance(base_path, Storage)
                              else Storage(base_path, storage_options))
         self.data_config: TableConfig = load_table_config(self.data_storage)
@@ -69,6 +74,11 @@ class MetadataTable:
         self.config.check_supported(self.storage.uri(PROPERTIES_FILE))
         self.data_timeline: ActiveTimeline = load_active_timeline(self.data_storage, self.data_config)
         self.timeline: ActiveTimeline = load_active_timeline(self.storage, self.config)
+        self.timeline.clock_skew_ms = clock_skew_ms
+
+    @property
+    def clock_skew_ms(self) -> int:
+        return self.timeline.clock_skew_ms
 
     @property
     def partitions(self) -> list[str]:
@@ -105,34 +115,50 @@ class MetadataTable:
     def _files_lookup(self) -> FilesPartitionLookup:
         return FilesPartitionLookup(self.storage, self.file_slices(FILES_PARTITION), self.block_filter)
 
-    def _files_records(self, keys: Iterable[str]) -> dict[str, FilesRecord]:
-        """The records of `keys` and of `__all_partitions__`, which the files partition always holds
-        (written when it is initialized): without it, the partition cannot be read, and a lookup
-        must not take every partition for empty."""
-        records = self._files_lookup.records([ALL_PARTITIONS_KEY, *keys])
-        if ALL_PARTITIONS_KEY not in records:
+    @cached_property
+    def _all_partitions(self) -> FilesRecord:
+        """The `__all_partitions__` record, which the files partition always holds (written when it is
+        initialized): without it, the partition cannot be read, and a lookup must not take every
+        partition for empty. Looked up once (the snapshot does not change)."""
+        record = self._files_lookup.records([ALL_PARTITIONS_KEY]).get(ALL_PARTITIONS_KEY)
+        if record is None:
             raise CorruptFileError(self.storage.uri(FILES_PARTITION),
                                    f"the files partition has no {ALL_PARTITIONS_KEY} record")
-        return records
+        return record
+
+    def open_files_partition(self) -> None:
+        """Read the `files` partition's latest file slices now (base files whole, valid log blocks)
+        and check it is readable: workers forked after this share them instead of each reading them
+        again."""
+        self._all_partitions  # noqa: B018 (a cached property, read for its effect)
+
+    def _files_records(self, keys: Iterable[str]) -> dict[str, FilesRecord]:
+        """The records of `keys` that exist, from a files partition that can be read."""
+        self.open_files_partition()
+        return self._files_lookup.records(keys)
 
     def partition_paths(self) -> list[str]:
         """Every data partition (Hudi's `fetchAllPartitionPaths`): the `__all_partitions__` record
         alone, in the order of the HashMap Hudi reads it into."""
-        record = self._files_records([])[ALL_PARTITIONS_KEY]
-        return [data_partition(name) for name in java_hashmap_order(record.listed())]
+        return [data_partition(name) for name in java_hashmap_order(self._all_partitions.listed())]
 
     def files_in_partitions(self, partitions: Iterable[str]) -> dict[str, dict[str, int]]:
         """Data partition -> file name -> size for `partitions` only (Hudi's
-        `fetchAllFilesInPartitionPaths`): one keyed lookup of their records; a partition without a
-        record has no files. Files come in the order of the HashMap Hudi reads the record into: the
-        view builds its file groups in that order, which decides the cleaner's order of file ids that
-        share a bucket of its HashSet."""
-        keys = {partition: partition or NON_PARTITIONED_NAME for partition in partitions}
-        records = self._files_records(keys.values())
-        listings = [records[key].listed() if key in records else {} for key in keys.values()]
-        orders = java_hashmap_orders(listings)
-        return {partition: {name: listed[name] for name in order}
-                for partition, listed, order in zip(keys, listings, orders, strict=True)}
+        `fetchAllFilesInPartitionPaths`), each partition's files in `listed_in_partitions`' order."""
+        partitions = list(dict.fromkeys(partitions))
+        return {partition: {name: sizes[name] for name in names}
+                for partition, (names, sizes) in zip(partitions, self.listed_in_partitions(partitions),
+                                                     strict=True)}
+
+    def listed_in_partitions(self, partitions: Sequence[str]) -> list[tuple[list[str], dict[str, int]]]:
+        """Each partition's file names and their sizes (by name): one keyed lookup of their records; a
+        partition without a record has no files. Names come in the order of the HashMap Hudi reads the
+        record into: the view builds its file groups in that order, which decides the cleaner's order
+        of file ids that share a bucket of its HashSet."""
+        keys = [partition or NON_PARTITIONED_NAME for partition in partitions]
+        records = self._files_records(keys)
+        sizes = [records[key].listed() if key in records else {} for key in keys]
+        return list(zip(java_hashmap_orders(sizes), sizes, strict=True))
 
     def latest_compaction(self) -> Instant | None:
         """The last completed compaction of the metadata table (a completed `commit`)."""

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from fastavro.types import Schema
 
+from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
 from hudi_assets.listener import QUIET, Listener, ServiceRun, Step
 from hudi_assets.logformat import LogFileName, encode_block
@@ -57,7 +58,7 @@ from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.commit_metadata import CommitMetadata, WriteStat
 from hudi_assets.timeline.instant import DELTA_COMMIT, ROLLBACK, Instant, State
-from hudi_assets.timeline.instant_time import new_instant_time
+from hudi_assets.timeline.instant_time import clock_skew_conf, new_instant_time
 from hudi_assets.timeline.metadata import commit_metadata
 from hudi_assets.timeline.timeline import ActiveTimeline
 
@@ -67,8 +68,6 @@ log = logging.getLogger(__name__)
 WRITE_TOKEN = ROLLBACK_WRITE_TOKEN
 UPSERT_PREPPED = "UPSERT_PREPPED"
 HFILE = ".hfile"
-# Table versions whose deltacommits write new log files named by themselves (Hudi 1.x).
-NEW_LOG_FILES_PER_DELTACOMMIT = frozenset({8, 9})
 
 @dataclass
 class _Target:
@@ -102,15 +101,16 @@ class MetadataTableWriter:
         """The metadata table as a MERGE_ON_READ table of its own, opened once per writer; each use
         reads its timeline again (`reload_timeline`)."""
         if self._mdt is None:
-            self._mdt = HoodieTable(self.storage)
+            skew = self.data_table.write_config.get(MAX_EXPECTED_CLOCK_SKEW_MS)
+            self._mdt = HoodieTable(self.storage, hoodie_conf=clock_skew_conf(skew))
         return self._mdt
 
     def commit(self, instant_time: str, records: Iterable[MetadataRecord]) -> CommitMetadata:
         """Write `records` as deltacommit `instant_time`; returns the completed commit metadata."""
         started = time.monotonic()
         mdt = self.open()
-        write = (self._commit_new_logs if mdt.config.table_version in NEW_LOG_FILES_PER_DELTACOMMIT
-                 else self._commit_appends)
+        # Hudi 1.x's deltacommits write new log files named by themselves.
+        write = self._commit_new_logs if mdt.config.is_hudi_1x else self._commit_appends
         metadata = write(mdt, instant_time, records)
         taken = int((time.monotonic() - started) * 1000)
         self.listener.finished(ServiceRun(DELTA_COMMIT, instant_time, taken, metadata_table=True,
@@ -289,8 +289,9 @@ class MetadataTableWriter:
         else:
             plan = (_plan_from_commit(timeline, target) if target.is_completed
                     else plan_rollback(mdt, target))
-            rollback_time = rollback_time or new_instant_time((i.timestamp for i in timeline.raw_instants),
-                                                              mdt.config.timeline_timezone)
+            rollback_time = rollback_time or new_instant_time(
+                (i.timestamp for i in timeline.raw_instants), mdt.config.timeline_timezone,
+                max_skew_ms=timeline.clock_skew_ms)
             rollback = Instant(rollback_time, ROLLBACK, State.REQUESTED)
             self.storage.create_if_absent(timeline.state_file_path(rollback), plan.serialize())
         if target is not None and target.is_completed:  # HoodieActiveTimeline.revertToInflight

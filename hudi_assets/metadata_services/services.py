@@ -34,9 +34,8 @@ from hudi_assets.metadata.compaction import (
     pending_compaction,
     schedule_compaction,
 )
-from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata_services.status import MetadataServicesStatus, clean_decision, services_status
-from hudi_assets.metadata_services.write_config import metadata_table
+from hudi_assets.metadata_services.write_config import metadata_table, read_metadata
 from hudi_assets.metrics.reporter import with_metrics
 from hudi_assets.rollback.planner import failed_writes
 from hudi_assets.table import HoodieTable
@@ -160,7 +159,7 @@ class MetadataServices:
                                         f"{', '.join(map(str, WRITTEN_METADATA_VERSIONS))} are written")
 
     def _finish_pending_compaction(self, result: ServicesResult) -> None:
-        metadata = MetadataTable(self.table.storage)
+        metadata = read_metadata(self.table)
         pending = pending_compaction(metadata)
         if pending is not None:
             log.info("completing the pending metadata table compaction %s", pending.timestamp)
@@ -168,14 +167,14 @@ class MetadataServices:
             result.compacted.append(pending.timestamp)
 
     def _compact(self, result: ServicesResult) -> None:
-        metadata = MetadataTable(self.table.storage)
+        metadata = read_metadata(self.table)
         max_delta_commits = self.table.write_config.get(opt.METADATA_COMPACT_MAX_DELTA_COMMITS)
         instant_time = compaction_due(metadata, max_delta_commits, self.clock())
         if instant_time is None:
             return
         schedule_compaction(metadata, instant_time)
         self.listener.reached(Step.COMPACTION_REQUESTED)
-        execute_compaction(MetadataTable(self.table.storage), instant_time, listener=self.listener)
+        execute_compaction(read_metadata(self.table), instant_time, listener=self.listener)
         result.compacted.append(instant_time)
 
     def _archive(self, result: ServicesResult) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from hudi_assets import config_options as opt
@@ -33,7 +34,7 @@ from hudi_assets.metadata.compaction import (
     takes_fresh_time,
 )
 from hudi_assets.metadata.table import MetadataTable
-from hudi_assets.metadata_services.write_config import metadata_table
+from hudi_assets.metadata_services.write_config import metadata_table, read_metadata
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, REPLACE_COMMIT, Instant
 from hudi_assets.timeline.instant_time import parse_instant_time
@@ -98,11 +99,13 @@ class MetadataServicesStatus:
 
 
 def services_status(data_table: HoodieTable, now_ms: int | None = None,
-                    mdt: HoodieTable | None = None) -> MetadataServicesStatus:
+                    mdt: HoodieTable | None = None, *,
+                    metadata: MetadataTable | None = None) -> MetadataServicesStatus:
     """The metadata table's services as its writer would run them now (`mdt`: the metadata table as
-    a table of its own, when the caller has it open; its timeline is read again)."""
+    a table of its own, when the caller has it open; its timeline is read again; `metadata`: the
+    metadata table read by `read_metadata`, when the caller has read it)."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    metadata = MetadataTable(data_table.storage)
+    metadata = metadata or read_metadata(data_table)
     mdt = mdt or metadata_table(data_table)
     max_delta = data_table.write_config.get(opt.METADATA_COMPACT_MAX_DELTA_COMMITS)
     latest = metadata.latest_compaction()
@@ -131,8 +134,10 @@ def compaction_status(data_table: HoodieTable, metadata: MetadataTable, since: i
         return ServiceStatus(False, detail="the metadata table has no completed deltacommit")
     detail = f"{since} deltacommits since the last compaction (due at {max_delta})"
     if takes_fresh_time(metadata):  # Hudi 1.x: no pending data instant blocks it
-        instant = fresh_compaction_time(metadata)
-        return ServiceStatus(compaction_due(metadata, max_delta) is not None, instant, [], detail)
+        # As of the service's clock, made once: the time shown is the one the run's verdict judged.
+        instant = fresh_compaction_time(metadata, datetime.fromtimestamp(now_ms / 1000, UTC))
+        return ServiceStatus(compaction_due(metadata, max_delta, fresh_time=instant) is not None, instant,
+                             [], detail)
     instant = compaction_instant_time(latest.timestamp)
     blockers = [_data_blocker(data_table, i, now_ms) for i in metadata.data_timeline.filter_pending()
                 if i.timestamp <= latest.timestamp]

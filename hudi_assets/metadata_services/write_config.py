@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from hudi_assets import config_options as opt
 from hudi_assets.config import WriteConfig
-from hudi_assets.metadata.table import METADATA_FOLDER
+from hudi_assets.metadata.table import METADATA_FOLDER, MetadataTable
 from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.instant_time import clock_skew_conf
 
 METADATA_CLEANER_COMMITS_RETAINED = 20
 
@@ -30,6 +31,7 @@ def metadata_write_conf(data: WriteConfig) -> dict[str, str]:
         opt.INLINE_COMPACT_NUM_DELTA_COMMITS.key: str(data.get(opt.METADATA_COMPACT_MAX_DELTA_COMMITS)),
         opt.METADATA_ENABLE.key: "false",
         opt.CLEAN_DELETE_BATCH.key: str(data.get(opt.CLEAN_DELETE_BATCH)),  # how our clean deletes
+        **clock_skew_conf(data.get(opt.MAX_EXPECTED_CLOCK_SKEW_MS)),
     }
 
 
@@ -38,3 +40,10 @@ def metadata_table(data_table: HoodieTable) -> HoodieTable:
     settings its services run with."""
     return HoodieTable(f"{data_table.base_path}/{METADATA_FOLDER}", data_table.storage.options,
                        hoodie_conf=metadata_write_conf(data_table.write_config))
+
+
+def read_metadata(data_table: HoodieTable) -> MetadataTable:
+    """The data table's metadata table read now, its instant and completion times allowing for the
+    data table's clock skew."""
+    skew = data_table.write_config.get(opt.MAX_EXPECTED_CLOCK_SKEW_MS)
+    return MetadataTable(data_table.storage, clock_skew_ms=skew)

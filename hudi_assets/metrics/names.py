@@ -12,8 +12,10 @@ reports, as Hudi's write client does when the action completes:
 - a metadata table's compaction and deltacommit: `updateCommitMetrics` under `compaction` and
   `deltacommit`: `commitTime`, `duration` and the totals of the commit's write stats.
 
-Hudi's Dropwizard timers (`<action>.timer`) are left out: they hold a histogram of a long-lived writer's
-runs, and `duration` carries the same value for one run.
+A clean, an archive and a rollback also stop a Dropwizard timer of their own (`getCleanCtx`,
+`getArchiveCtx`, `getRollbackCtx`), `<prefix>.timer.<action>`: in a short process, as in Hudi's one-shot
+utilities, it holds the one run (count 1, every quantile its duration in seconds). The timers of
+commits and compactions (`timer.commit`, `timer.deltacommit`) are a writer's and are left out.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ DURATION = "duration"
 DELETE_FILES_NUM = "numFilesDeleted"
 DELETE_INSTANTS_NUM = "numInstantsArchived"
 COMMIT_TIME = "commitTime"
+TIMER_ACTION = "timer"
+TIMED_ACTIONS = frozenset({"clean", "archive", "rollback"})  # HoodieMetrics' get<Action>Ctx
 METADATA_TABLE_SUFFIX = "_metadata"  # HoodieMetadataWriteUtils: the metadata table's metrics prefix
 
 # HoodieMetrics' commit metrics: name -> the write-stat field summed (HoodieCommitMetadata's fetch*).
@@ -85,8 +89,7 @@ def commit_metrics(commit: CommitMetadata) -> dict[str, int]:
 def service_metrics(prefix: str, run: ServiceRun, timezone: str = "LOCAL") -> dict[str, int]:
     """The metrics HoodieMetrics reports for `run`, by full name (`prefix`: the data table's; `timezone`:
     the timeline's, UTC or LOCAL, for `commitTime`)."""
-    if run.metadata_table and prefix:
-        prefix += METADATA_TABLE_SUFFIX
+    prefix = _run_prefix(prefix, run)
     values: dict[str, int] = {DURATION: run.duration_ms}
     if run.files_deleted is not None:
         values[DELETE_FILES_NUM] = run.files_deleted
@@ -98,3 +101,16 @@ def service_metrics(prefix: str, run: ServiceRun, timezone: str = "LOCAL") -> di
         if epoch is not None:
             values[COMMIT_TIME] = int(epoch * 1000)
     return {metrics_name(prefix, run.action, metric): value for metric, value in values.items()}
+
+
+def service_timers(prefix: str, run: ServiceRun) -> dict[str, float]:
+    """The timer HoodieMetrics stops for `run` (clean, archive, rollback), by full name: the run's
+    duration in seconds; none for other actions."""
+    if run.action not in TIMED_ACTIONS:
+        return {}
+    return {metrics_name(_run_prefix(prefix, run), TIMER_ACTION, run.action): run.duration_ms / 1000}
+
+
+def _run_prefix(prefix: str, run: ServiceRun) -> str:
+    """A metadata table's write client reports under the data table's prefix + `_metadata`."""
+    return prefix + METADATA_TABLE_SUFFIX if run.metadata_table and prefix else prefix

@@ -1,7 +1,8 @@
 """Metrics out the way Hudi's Prometheus reporters export them (`PushGatewayReporter`, Hudi 0.15): each
 Dropwizard gauge through simpleclient's `DropwizardExports`, as a gauge named by `exported_name` with its
-help text, pushed with `pushAdd` to the job and grouping labels configured; or into a textfile for
-node_exporter's textfile collector (no Hudi counterpart: a run of hudi-assets is a short process).
+help text, each timer as DropwizardExports' summary (quantiles in seconds and `_count`), pushed with
+`pushAdd` to the job and grouping labels configured; or into a textfile for node_exporter's textfile
+collector (no Hudi counterpart: a run of hudi-assets is a short process).
 
 Needs the `metrics` extra (`prometheus_client`). A push or write that fails is logged and the service's
 result stands, as Hudi's reporter logs "Can't push monitoring information to pushGateway".
@@ -24,34 +25,45 @@ from hudi_assets.metrics.names import exported_name
 log = logging.getLogger(__name__)
 
 GAUGE_CLASS = "org.apache.hudi.metrics.HoodieGauge"  # what Hudi registers each metric as
+TIMER_CLASS = "com.codahale.metrics.Timer"
+QUANTILES = ("0.5", "0.75", "0.95", "0.98", "0.99", "0.999")  # DropwizardExports.fromSnapshotAndCount
 
 
-def help_text(name: str) -> str:
-    """DropwizardExports' help of a gauge."""
-    return f"Generated from Dropwizard metric import (metric={name}, type={GAUGE_CLASS})"
+def help_text(name: str, kind: str = GAUGE_CLASS) -> str:
+    """DropwizardExports' help of a metric."""
+    return f"Generated from Dropwizard metric import (metric={name}, type={kind})"
 
 
 class _Gauges:
-    """A collector of Dropwizard-named gauges, exported as DropwizardExports does; `kept`: metric
-    families to export too (a textfile's earlier content)."""
+    """A collector of Dropwizard-named gauges and timers (name -> the one run's seconds), exported as
+    DropwizardExports does; `kept`: metric families to export too (a textfile's earlier content)."""
 
-    def __init__(self, gauges: Mapping[str, float], kept: tuple = ()):
+    def __init__(self, gauges: Mapping[str, float], timers: Mapping[str, float] | None = None,
+                 kept: tuple = ()):
         self.gauges = dict(gauges)
+        self.timers = dict(timers or {})
         self.kept = kept
 
     def collect(self) -> Iterator:
-        from prometheus_client.core import GaugeMetricFamily
+        from prometheus_client.core import GaugeMetricFamily, Metric
 
         yield from self.kept
         for name, value in self.gauges.items():
             yield GaugeMetricFamily(exported_name(name), help_text(name), value=float(value))
+        for name, seconds in self.timers.items():
+            exported = exported_name(name)
+            summary = Metric(exported, help_text(name, TIMER_CLASS), "summary")
+            for quantile in QUANTILES:
+                summary.add_sample(exported, {"quantile": quantile}, float(seconds))
+            summary.add_sample(f"{exported}_count", {}, 1.0)
+            yield summary
 
 
-def _registry(gauges: Mapping[str, float], kept: tuple = ()):
+def _registry(gauges: Mapping[str, float], timers: Mapping[str, float] | None = None, kept: tuple = ()):
     from prometheus_client import CollectorRegistry
 
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Gauges(gauges, kept))
+    registry.register(_Gauges(gauges, timers, kept))
     return registry
 
 
@@ -98,30 +110,32 @@ class PrometheusReporter:
             job += str(random.randint(-(2**63), 2**63 - 1))  # Java's Random.nextLong
         return cls(gateway, job, parse_labels(config.get(opt.PUSHGATEWAY_LABELS)), textfile)
 
-    def report(self, gauges: Mapping[str, float]) -> None:
-        """Push `gauges` (pushAdd: other metrics of the job stay) and/or write them into the textfile."""
+    def report(self, gauges: Mapping[str, float], timers: Mapping[str, float] | None = None) -> None:
+        """Push `gauges` and `timers` (pushAdd: other metrics of the job stay) and/or write them into the
+        textfile."""
         if self.gateway is not None:
             from prometheus_client import pushadd_to_gateway
 
             try:
-                pushadd_to_gateway(self.gateway, self.job, _registry(gauges), grouping_key=dict(self.labels))
+                pushadd_to_gateway(self.gateway, self.job, _registry(gauges, timers),
+                                   grouping_key=dict(self.labels))
             except OSError as exc:
                 log.warning("could not push metrics to the push gateway %s: %s", self.gateway, exc)
         if self.textfile is not None:
             try:
-                write_textfile(self.textfile, gauges)
+                write_textfile(self.textfile, gauges, timers)
             except OSError as exc:
                 log.warning("could not write the metrics textfile %s: %s", self.textfile, exc)
 
 
-def write_textfile(path: str, gauges: Mapping[str, float]) -> None:
+def write_textfile(path: str, gauges: Mapping[str, float], timers: Mapping[str, float] | None = None) -> None:
     """Rewrite `path` atomically (a temporary file renamed over it) with `gauges`, keeping the other
     metric families it holds, so runs of several services and tables add up in one file."""
     from prometheus_client import write_to_textfile
     from prometheus_client.parser import text_string_to_metric_families
 
-    names = {exported_name(name) for name in gauges}
+    names = {exported_name(name) for name in (*gauges, *(timers or {}))}
     file = Path(path)
     kept = tuple(family for family in text_string_to_metric_families(file.read_text()) if
                  family.name not in names) if file.exists() else ()
-    write_to_textfile(path, _registry(gauges, kept))
+    write_to_textfile(path, _registry(gauges, timers, kept))

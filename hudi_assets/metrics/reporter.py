@@ -5,7 +5,7 @@ the listener it wraps. `with_metrics` puts one around a service's listener when 
 from __future__ import annotations
 
 from hudi_assets.listener import QUIET, Listener, ServiceRun, Step
-from hudi_assets.metrics.names import metrics_prefix, service_metrics
+from hudi_assets.metrics.names import metrics_prefix, service_metrics, service_timers
 from hudi_assets.metrics.prometheus import PrometheusReporter
 from hudi_assets.table import HoodieTable
 
@@ -38,7 +38,7 @@ class MetricsListener(Listener):
         gauges = service_metrics(self.prefix, run, self.timezone)
         self.gauges.update(gauges)
         if self.reporter is not None:
-            self.reporter.report(gauges)
+            self.reporter.report(gauges, service_timers(self.prefix, run))
 
 
 def with_metrics(table: HoodieTable, listener: Listener) -> Listener:

@@ -125,12 +125,14 @@ def asset_key(prefix: Sequence[str], step: str) -> dg.AssetKey:
     return dg.AssetKey([*prefix, step])
 
 
-def tag_run(context: dg.OpExecutionContext, key: str, dry_run: bool) -> None:
+def tag_run(context: dg.OpExecutionContext | dg.AssetExecutionContext, key: str, dry_run: bool) -> None:
     """Adds the table and dry-run tags to the running run, whoever launched it (a run launched from the
-    UI or GraphQL carries only what its launcher set). A run over several tables lists them all."""
+    UI or GraphQL carries only what its launcher set). A run over several tables lists them all. The
+    run's id comes from `context.run` (an asset context's `run_id` is deprecated since Dagster 1.8)."""
     tags = run_tags(key, dry_run)
-    current = context.instance.get_run_by_id(context.run_id).tags  # fresh: earlier steps may have tagged
+    run_id = context.run.run_id
+    current = context.instance.get_run_by_id(run_id).tags  # fresh: earlier steps may have tagged
     if current.get(TABLE_TAG, key) != key:
         tags[TABLE_TAG] = ",".join(sorted({*current[TABLE_TAG].split(","), key}))
     if any(current.get(k) != v for k, v in tags.items()):
-        context.instance.add_run_tags(context.run_id, tags)
+        context.instance.add_run_tags(run_id, tags)

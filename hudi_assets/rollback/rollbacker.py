@@ -39,6 +39,7 @@ from hudi_assets.table import HoodieTable
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.instant import ROLLBACK, Instant, State
 from hudi_assets.timeline.instant_time import Clock, new_instant_time, refuse_future_instants, wall_clock
+from hudi_assets.timeline.timeline import ActiveTimeline
 from hudi_assets.transaction import HeldLock, table_lock
 
 log = logging.getLogger(__name__)
@@ -101,10 +102,10 @@ class Rollbacker:
         under the LAZY failed-writes policy, whose writers keep heartbeats."""
         return self.table.write_config.get(opt.FAILED_WRITES_CLEANER_POLICY) == "LAZY"
 
-    def _plan(self, instant_time: str) -> RollbackPlan | None:
+    def _plan(self, instant_time: str, timeline: ActiveTimeline) -> RollbackPlan | None:
         """BaseRollbackPlanActionExecutor's plan of a pending write (None when it is gone), checked
         against the marker rule before anything is written."""
-        target = self.table.reload_timeline().commits_timeline().get(instant_time)
+        target = timeline.commits_timeline().get(instant_time)
         if target is None or target.is_completed:
             log.warning("no pending write %s left to roll back", instant_time)
             return None
@@ -115,7 +116,8 @@ class Rollbacker:
         """BaseHoodieTableServiceClient.rollback: resume a pending rollback or request a new one."""
         table = self.table
         if isinstance(planned, RollbackPlan):
-            timeline = table.reload_timeline()
+            # As read under the lock, or as the previous rollback's executor read it when it finished.
+            timeline = table.active_timeline
             rollback_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
                                              table.config.timeline_timezone, self.clock(),
                                              table.write_config.get(opt.MAX_EXPECTED_CLOCK_SKEW_MS))
@@ -136,11 +138,13 @@ class Rollbacker:
 
     def _rollback_all(self, pending: dict[str, PendingRollback], instant_times: list[str], lock: HeldLock,
                       lazy: bool) -> list[ExecutedRollback]:
-        """Every `pending` rollback (as `pending_rollbacks` read them under `lock`), plus the given
-        writes, newest first (rollbackFailedWrites). Every pending plan is checked and every new
+        """Every `pending` rollback (as `pending_rollbacks` read them under `lock`, from the timeline
+        the table then holds, which plans the writes), plus the given writes, newest first
+        (rollbackFailedWrites). Every pending plan is checked and every new
         rollback planned (its markers checked) before the first is requested or resumed: one refused
         marker or plan leaves the whole table as it was."""
         table = self.table
+        timeline = table.active_timeline
         targets: dict[str, PendingRollback | None] = dict(pending)
         for instant_time in instant_times:
             targets.setdefault(instant_time, None)
@@ -151,25 +155,29 @@ class Rollbacker:
                 continue
             found = targets[instant_time]
             if found is None:
-                found = self._plan(instant_time)
+                found = self._plan(instant_time, timeline)
             else:
                 check_plan(table, found.plan, found.instant)
             if found is not None:
                 planned.append(found)
         return [self._execute(found, lock, lazy) for found in planned]
 
-    def rollback_failed_writes(self, lock: HeldLock) -> list[ExecutedRollback]:
+    def rollback_failed_writes(self, lock: HeldLock, failed: list[Instant] | None = None
+                               ) -> list[ExecutedRollback]:
         """The LAZY policy: roll back writes whose heartbeat expired, finishing pending rollbacks first.
-        The caller holds the table lock (`lock`). A metadata table is kept in step (refused before
-        anything is written when it has a partition hudi-assets cannot update)."""
+        The caller holds the table lock (`lock`); `failed`: the failed writes when it found them under
+        that same hold (`failed_writes`), else they are read here. A metadata table is kept in step
+        (refused before anything is written when it has a partition hudi-assets cannot update)."""
         table = self.table
         table.config.check_service("rollback", table.base_path)
-        heartbeat = HeartbeatConfig.from_write_config(table.write_config)
-        failed = [i.timestamp for i in failed_writes(table, heartbeat, self.now_ms())]
+        if failed is None:
+            heartbeat = HeartbeatConfig.from_write_config(table.write_config)
+            failed = failed_writes(table, heartbeat, self.now_ms())
+        failed_times = [i.timestamp for i in failed]
         pending = pending_rollbacks(table)
-        if failed or pending:
+        if failed_times or pending:
             self._refuse_unwritable()
-        return self._rollback_all(pending, failed, lock, lazy=True)
+        return self._rollback_all(pending, failed_times, lock, lazy=True)
 
     def dry_run(self, instant_time: str) -> RollbackResult:
         """The plan a rollback of `instant_time` would request, nothing written (None when it is not
@@ -188,17 +196,17 @@ class Rollbacker:
         with table_lock(table, "rollback") as lock:
             self._refuse_unwritable()  # under the lock: a pending metadata compaction is then a crashed one
             pending = pending_rollbacks(table)
+            timeline = table.active_timeline  # as `pending_rollbacks` read it: one read decides
             if instant_time not in pending:
-                if self._finish_completed(instant_time):
+                if self._finish_completed(instant_time, timeline):
                     return RollbackResult()
-                self._check_rollbackable(instant_time, force)
+                self._check_rollbackable(instant_time, force, timeline)
             return RollbackResult(self._rollback_all(pending, [instant_time], lock, self._lazy))
 
-    def _finish_completed(self, instant_time: str) -> bool:
+    def _finish_completed(self, instant_time: str, timeline: ActiveTimeline) -> bool:
         """True when a completed rollback on the timeline already undid `instant_time`; the marker
         directory and heartbeat a run killed after completing it left behind are removed."""
         table = self.table
-        timeline = table.reload_timeline()
         for rollback in timeline.rollback_timeline().filter_completed():
             if not timeline.state_files[rollback].size:
                 continue
@@ -211,9 +219,8 @@ class Rollbacker:
                 return True
         return False
 
-    def _check_rollbackable(self, instant_time: str, force: bool) -> None:
+    def _check_rollbackable(self, instant_time: str, force: bool, timeline: ActiveTimeline) -> None:
         table = self.table
-        timeline = table.reload_timeline()
         writes = pending_writes(timeline)
         if writes.get(instant_time) is None:
             found = [i for i in timeline if i.timestamp == instant_time]

@@ -1,4 +1,4 @@
-"""Savepoints (Hudi 0.15, table version 6): create, delete and list them as hudi-cli does.
+"""Savepoints (table versions 6 and, as Hudi 1.x, 8 and 9): create, delete and list them as hudi-cli does.
 
 A savepoint keeps one version of the table readable: the cleaner keeps every file it lists and the
 archiver stops at it (both already read savepoints; this package only writes and removes them).

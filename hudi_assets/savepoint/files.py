@@ -5,7 +5,10 @@ listing): file groups replaced at or before the instant are left out; of the com
 base instant is at or before it, the newest wins; a slice opened by a pending compaction shows its log
 files only (its base file is still being written) and is skipped when it has none. A slice contributes
 its base file and all its log files (HUDI-6007, 0.14.0): in table version 6 a log file carries its
-slice's base instant, not its deltacommit's, so it cannot be told apart by time."""
+slice's base instant, not its deltacommit's, so it cannot be told apart by time. Hudi 1.x (8/9) does
+the same over slices made by completion time, leaving out files of writes not completed
+(AbstractTableFileSystemView.getLatestFileSliceFilteringUncommittedFiles): the view's slicing does
+that here (`fsview.CompletionTimeSlicing`), so this code is one for both."""
 
 from __future__ import annotations
 

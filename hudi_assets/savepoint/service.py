@@ -1,14 +1,19 @@
-"""`Savepointer`: create, delete and list a table's savepoints, as Hudi 0.15's SavepointActionExecutor,
-`BaseHoodieWriteClient.deleteSavepoint` and hudi-cli's `savepoints show` do, under the table lock.
+"""`Savepointer`: create, delete and list a table's savepoints, as Hudi's SavepointActionExecutor,
+`BaseHoodieWriteClient.deleteSavepoint` and hudi-cli's `savepoints show` do, under the table lock, on
+table versions 5/6 (Hudi 0.15) and 8/9 (Hudi 1.x: apache/hudi SavepointActionExecutor @028e1bb5,
+SavepointHelpers, ActiveTimelineV2 @01af83ca, InstantFileNameGeneratorV2 @3b0f3309).
 
 Create: the instant must be a completed commit (deltacommit on MOR, replacecommit) on the active
 timeline and not before the earliest commit the last clean retained (a completed clean's metadata, a
-pending clean's plan); then `<t>.savepoint.inflight` (empty) and `<t>.savepoint`. A run killed between
-the two leaves the inflight file, which protects nothing: the next create of that instant completes it,
-the next delete removes it. Delete removes the inflight file before the completed one, so a run killed
-between the two leaves a savepoint still in force, never a half-removed one (Hudi reverts the
-completed file to inflight first); a delete of an instant that is no savepoint is refused (hudi-cli
-refuses it too; the write client only warns).
+pending clean's plan); then `<t>.savepoint.inflight` (empty) and the completed file: `<t>.savepoint`
+on 0.x, `<t>_<completion>.savepoint` on 1.x, whose completion time is taken under the lock. Both
+versions write the same Avro HoodieSavepointMetadata (1.x did not change the record) and nothing into
+the metadata table (neither does Hudi). A run killed between the two files leaves the inflight file,
+which protects nothing: the next create of that instant completes it, the next delete removes it.
+Delete removes the inflight file before the completed one, so a run killed between the two leaves a
+savepoint still in force, never a half-removed one (Hudi reverts the completed file to inflight
+first); a delete of an instant that is no savepoint is refused (hudi-cli refuses it too; the write
+client only warns).
 """
 
 from __future__ import annotations
@@ -187,8 +192,7 @@ class Savepointer:
 
 def _without_savepoint(table: HoodieTable, timeline: ActiveTimeline, instant: str) -> HoodieTable:
     """The table as a clean would see it with savepoint `instant` deleted (nothing is written)."""
-    kept = {i: status for i, status in timeline.state_files.items()
-            if not (i.action == SAVEPOINT and i.timestamp == instant)}
+    gone = [i for i in timeline.state_files if i.action == SAVEPOINT and i.timestamp == instant]
     hidden = copy.copy(table)
-    hidden.__dict__["active_timeline"] = type(timeline)(timeline.storage, kept, timeline.folder)
+    hidden.__dict__["active_timeline"] = timeline.without(gone)
     return hidden

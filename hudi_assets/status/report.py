@@ -22,8 +22,8 @@ from hudi_assets.engine import Engine, LocalEngine, gc_paused
 from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.fsview import discover_partitions
 from hudi_assets.heartbeat import HeartbeatConfig, last_heartbeat_ms
-from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata_services.status import services_status
+from hudi_assets.metadata_services.write_config import read_metadata
 from hudi_assets.status.files import FactsOfPartitions, PartitionFacts, compaction_backlog, files_summary
 from hudi_assets.status.services import (
     CleanOutlook,
@@ -123,7 +123,7 @@ def pending_instants(table: HoodieTable, active: ActiveTimeline, age, now_ms: in
 
 def timeline_facts(table: HoodieTable, active: ActiveTimeline, pending: list[dict[str, Any]],
                    age, now_s: float) -> dict[str, Any]:
-    archived = table.timeline_layout.load_archived_instants(table.storage, table.config)
+    archived = table.timeline_layout.count_archived_instants(table.storage, table.config)
     by_action: dict[str, int] = {}
     for instant in active:
         by_action[instant.action] = by_action.get(instant.action, 0) + 1
@@ -133,7 +133,7 @@ def timeline_facts(table: HoodieTable, active: ActiveTimeline, pending: list[dic
     last = {action: _last_completed(active, action, now_s) for action in (CLEAN, ROLLBACK)}
     last["archive"] = _last_archive(table, now_s)
     latest = active.last()
-    return {"active_instants": len(active), "archived_instants": len(archived),
+    return {"active_instants": len(active), "archived_instants": archived,
             "active_by_action": by_action, "latest_instant": latest.timestamp if latest else None,
             "latest_instant_age_seconds": age(latest.timestamp) if latest else None,
             "oldest_pending": oldest, "last": last}
@@ -209,10 +209,10 @@ def _metadata_table(table: HoodieTable,
     if not table.config.has_metadata_table or table.is_metadata_table:
         return None, {}
     try:
-        status = services_status(table, now_ms)
+        metadata = read_metadata(table)
+        status = services_status(table, now_ms, metadata=metadata)
     except HudiAssetsError as error:
         return {"error": str(error)}, {}
-    metadata = MetadataTable(table.storage)
     latest = metadata.timeline.filter_completed().filter_actions({DELTA_COMMIT}).last()
     latest_ts = latest.timestamp if latest else ""
     data = table.active_timeline.filter_completed()

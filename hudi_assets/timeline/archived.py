@@ -15,7 +15,7 @@ from hudi_assets.avro import deserialize_metadata, java_schema_json
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.logformat.archived import ARCHIVE_FILE_PREFIX, read_archived_records
 from hudi_assets.storage import FileStatus, Storage
-from hudi_assets.timeline.instant import Instant, State
+from hudi_assets.timeline.instant import Instant, State, highest_states
 from hudi_assets.timeline.timeline import Timeline
 
 if TYPE_CHECKING:
@@ -98,13 +98,7 @@ class ArchivedTimeline:
 
     def instants(self) -> Timeline:
         """Archived instants in their highest archived state, in Hudi's order."""
-        latest: dict[tuple[str, str], Instant] = {}
-        for entry in self.entries():
-            key = (entry.instant.timestamp, entry.instant.comparable_action)
-            held = latest.get(key)
-            if held is None or held.state.value < entry.instant.state.value:
-                latest[key] = entry.instant
-        return Timeline(latest.values())
+        return Timeline(highest_states(entry.instant for entry in self.entries()))
 
 
 class ArchivedTimelineLoaderV1:
@@ -112,3 +106,8 @@ class ArchivedTimelineLoaderV1:
 
     def load_instants(self, storage: Storage, folder: str) -> Timeline:
         return ArchivedTimeline(storage, folder).instants()
+
+    def count_instants(self, storage: Storage, folder: str) -> int:
+        """The archive files are read whole: an instant's states are records of their own (often in
+        different files), so only the records tell how many instants there are."""
+        return len(self.load_instants(storage, folder))

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 from operator import itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.storage import Storage
@@ -54,6 +54,8 @@ def __getattr__(name: str):
 LSM_TIMELINE_INSTANT_VERSION_1 = 1
 # The columns of HoodieLSMTimelineInstant a timeline needs (metadata and plan are read on demand).
 _COLUMNS = ["instantTime", "completionTime", "action"]
+
+T = TypeVar("T")
 
 
 def data_file_name(min_instant: str, max_instant: str, layer: int) -> str:
@@ -188,18 +190,8 @@ class LSMHistory:
         """`read`'s rows sorted by `sort_keys`. The files of a snapshot rarely overlap and hold their
         rows in instant order, so the rows taken file by file in name order are usually sorted
         already, which a pass over the times confirms for a tenth of a sort's cost."""
-        version = self.latest_version()
-        for attempt in range(2):
-            files = [] if version is None else self.manifest(version)
-            try:
-                read = [(f.min_instant, self.read_file(f.name, columns))
-                        for f in files if f.overlaps(start, end)]
-                break
-            except FileNotFoundError:
-                newer = self.latest_version()
-                if attempt or newer == version:
-                    raise
-                version = newer
+        read = self._over_snapshot(lambda files: [(f.min_instant, self.read_file(f.name, columns))
+                                                  for f in files if f.overlaps(start, end)])
         if not read:
             return lsm_instant_schema().empty_table().select(columns)
         import pyarrow as pa
@@ -209,6 +201,24 @@ class LSMHistory:
             return in_name_order
         # Sorted from the manifest's order, as always: equal times keep the order they had.
         return pa.concat_tables([table for _, table in read]).sort_by(sort_keys)
+
+    def _over_snapshot(self, work: Callable[[list[HistoryFile]], T]) -> T:
+        """`work` over the latest snapshot's files; when a listed file is gone (cleaned after a
+        compaction replaced it), over the newer snapshot instead (once)."""
+        version, retried = self.latest_version(), False
+        while True:
+            try:
+                return work([] if version is None else self.manifest(version))
+            except FileNotFoundError:
+                newer = self.latest_version()
+                if retried or newer == version:
+                    raise
+                version, retried = newer, True
+
+    def instant_count(self) -> int:
+        """How many instants the latest snapshot holds (`len(timeline())`): its files' row counts
+        from their parquet footers, without decoding a row; each archived instant is one row."""
+        return self._over_snapshot(lambda files: sum(self.row_count(f.name) for f in files))
 
     def timeline(self) -> ArchivedTimelineV2:
         """Every archived instant, completed, with its completion time (CompletionTimeQueryViewV2).

@@ -63,6 +63,12 @@ class Instant:
     def sort_key(self) -> tuple[str, str, int]:
         return self.timestamp, COMPARABLE_ACTION.get(self.action, self.action), self.state.value
 
+    @property
+    def comparable_key(self) -> tuple[str, str]:
+        """(time, comparable action): the instant whatever its state, so every state file of one
+        instant (a compaction's requested file and its `commit`) has the same key."""
+        return self.timestamp, COMPARABLE_ACTION.get(self.action, self.action)
+
     def __lt__(self, other: Instant) -> bool:
         return self.sort_key < other.sort_key
 
@@ -128,6 +134,17 @@ class Instant:
 
     def __str__(self) -> str:
         return f"[{self.timestamp}__{self.action}__{self.state.name}]"
+
+
+def highest_states(state_files: Iterable[Instant]) -> list[Instant]:
+    """Each instant once, in the highest of its states among `state_files`, in first-seen order."""
+    highest: dict[tuple[str, str], Instant] = {}
+    for instant in state_files:
+        key = instant.comparable_key
+        held = highest.get(key)
+        if held is None or held.state.value < instant.state.value:
+            highest[key] = instant
+    return list(highest.values())
 
 
 def completed_instants(times: Iterable[str], actions: Iterable[str]) -> list[Instant]:

@@ -106,6 +106,13 @@ def new_instant_time(existing: Iterable[str], timezone: str = "LOCAL", now: date
     return str(int(latest[:17].ljust(17, "0")) + 1).zfill(17)
 
 
+def clock_skew_conf(max_skew_ms: int) -> dict[str, str]:
+    """The allowed clock skew as a setting, for the metadata table opened as a table of its own: its
+    times allow for the data table's skew (Hudi 1.x builds the metadata table's meta client with the
+    data write config's time generator settings)."""
+    return {MAX_EXPECTED_CLOCK_SKEW_MS.key: str(max_skew_ms)}
+
+
 def refuse_future_instants(table: HoodieTable, action: str, allowed: str | None = None) -> None:
     """Refuse `action` while the timeline holds an instant later than the clock's horizon, other than
     `allowed` (the instant being rolled back or discarded): the instant times the action would make

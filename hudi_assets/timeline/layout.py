@@ -43,6 +43,10 @@ class ArchivedTimelineLoader(Protocol):
         """Archived instants, each in its highest archived state, in Hudi's order."""
         ...
 
+    def count_instants(self, storage: Storage, folder: str) -> int:
+        """How many instants `load_instants` gives, as cheaply as the layout allows."""
+        ...
+
 
 @dataclass(frozen=True)
 class TimelineLayout:
@@ -58,6 +62,9 @@ class TimelineLayout:
 
     def load_archived_instants(self, storage: Storage, config: TableConfig) -> Timeline:
         return self.archived_timeline.load_instants(storage, self.paths.history_path(config))
+
+    def count_archived_instants(self, storage: Storage, config: TableConfig) -> int:
+        return self.archived_timeline.count_instants(storage, self.paths.history_path(config))
 
 
 LAYOUT_1 = TimelineLayout(1, layout1.TimelinePathProviderV1(), ActiveTimeline, ArchivedTimelineLoaderV1())

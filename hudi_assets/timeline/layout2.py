@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from typing import ClassVar
 
 from hudi_assets.avro.container import serialize_1x
-from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.exceptions import CorruptFileError, UnsupportedTableError
 from hudi_assets.storage import FileStatus, Storage
 from hudi_assets.table_config import METAFOLDER, TableConfig
@@ -95,6 +94,9 @@ class ArchivedTimelineLoaderV2:
     def load_instants(self, storage: Storage, folder: str) -> Timeline:
         return LSMHistory(storage, folder).timeline()
 
+    def count_instants(self, storage: Storage, folder: str) -> int:
+        return LSMHistory(storage, folder).instant_count()
+
 
 def format_epoch_ms(epoch_ms: int, timezone: str) -> str:
     """Hudi's HoodieInstantTimeGenerator.formatDate of an epoch time: 17 digits in the table's zone."""
@@ -143,8 +145,6 @@ class LayoutTwoTimeline(ActiveTimeline):
         self.completion_times = completion_times
         self.legacy = legacy
         self.timezone = timezone
-        # hoodie.time.generator.max_expected_clock_skew_ms: how long a completion time waits.
-        self.clock_skew_ms = MAX_EXPECTED_CLOCK_SKEW_MS.default
 
     @classmethod
     def load(cls, storage: Storage, folder: str, config: TableConfig | None = None) -> LayoutTwoTimeline:
@@ -156,8 +156,7 @@ class LayoutTwoTimeline(ActiveTimeline):
                 f"{', ...' if len(leftovers) > 3 else ''}) beside {folder}/: an unfinished upgrade to "
                 "table version 8? Finish or roll back the upgrade with Hudi first")
         state_files: dict[Instant, FileStatus] = {}
-        completion_times: dict[str, str] = {}
-        legacy: set[str] = set()
+        named: dict[Instant, str | None] = {}
         for status in storage.list(folder):
             if status.is_dir:
                 continue
@@ -167,10 +166,21 @@ class LayoutTwoTimeline(ActiveTimeline):
             instant, completed = parsed
             state_files[instant] = status
             if instant.is_completed:
-                if completed is None:
-                    legacy.add(instant.timestamp)
-                    completed = format_epoch_ms(status.mtime_ms, timezone)
-                completion_times[instant.timestamp] = completed
+                named[instant] = completed
+        # A requested time's completion time is its first completed instant's in Hudi's order
+        # (CompletionTimeQueryViewV2 puts if absent): a savepoint, named by the time of the commit it
+        # keeps and completed later, never moves that commit's completion time, whatever the
+        # listing's order.
+        completion_times: dict[str, str] = {}
+        legacy: set[str] = set()
+        for instant in sorted(named):
+            if instant.timestamp in completion_times:
+                continue
+            completed = named[instant]
+            if completed is None:
+                legacy.add(instant.timestamp)
+                completed = format_epoch_ms(state_files[instant].mtime_ms, timezone)
+            completion_times[instant.timestamp] = completed
         return cls(storage, state_files, folder, completion_times, legacy=frozenset(legacy),
                    timezone=timezone)
 

@@ -78,10 +78,12 @@ def written_paths(timeline: ActiveTimeline, instant: Instant) -> list[str]:
     return json_written_paths(data, path)
 
 
-def avro_metadata(timeline: ActiveTimeline, instant: Instant, schema_name: str) -> dict[str, Any] | None:
-    """Decode an Avro state file with our schema; None for an empty file."""
+def avro_metadata(timeline: ActiveTimeline, instant: Instant, schema_name: str,
+                  allow_empty: bool = True) -> dict[str, Any] | None:
+    """Decode an Avro state file with our schema; None for an empty file, or with `allow_empty`
+    False a `CorruptFileError`, where Hudi decodes the bytes without that check."""
     data = timeline.read_details(instant)
-    if not data:
+    if not data and allow_empty:
         return None
     return deserialize_metadata(data, schema_name, _path(timeline, instant))
 
@@ -92,7 +94,10 @@ def completed_metadata(timeline: ActiveTimeline, instant: Instant) -> dict[str, 
     return avro_metadata(timeline, instant.with_state(State.COMPLETED), schema)
 
 
-def requested_plan(timeline: ActiveTimeline, instant: Instant) -> dict[str, Any] | None:
-    """The plan in an instant's requested file (clean, rollback, restore, compaction, replace)."""
+def requested_plan(timeline: ActiveTimeline, instant: Instant,
+                   allow_empty: bool = True) -> dict[str, Any] | None:
+    """The plan in an instant's requested file (clean, rollback, restore, compaction, replace);
+    `allow_empty` as in `avro_metadata`."""
     requested = Instant(instant.timestamp, instant.action, State.REQUESTED)
-    return avro_metadata(timeline, requested, _schema(_REQUESTED_SCHEMA, instant, "requested plan"))
+    return avro_metadata(timeline, requested, _schema(_REQUESTED_SCHEMA, instant, "requested plan"),
+                         allow_empty)

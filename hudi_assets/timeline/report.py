@@ -46,11 +46,11 @@ def _archived_rows(table: HoodieTable) -> list[dict[str, Any]]:
     archive run between writing the archive and deleting the state files (or one that crashed
     there) holds an instant in both, and it is shown once, as active."""
     archived = table.timeline_layout.load_archived_instants(table.storage, table.config)
-    active = {(i.timestamp, i.comparable_action) for i in table.active_timeline}
+    active = {i.comparable_key for i in table.active_timeline}
     return [
         {"timeline": "archived", "instant": i.timestamp, "action": i.action, "state": i.state.name,
          "completion_time": archived.completion_times.get(i.timestamp)}
-        for i in archived if (i.timestamp, i.comparable_action) not in active
+        for i in archived if i.comparable_key not in active
     ]
 
 

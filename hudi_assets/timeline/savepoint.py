@@ -32,8 +32,9 @@ class Savepoint:
         return sum(len(names) for names in self.files.values())
 
     def serialize(self) -> bytes:
-        """The Avro container Hudi writes to `<instant>.savepoint` (version 1; partitions in the
-        order of the HashMap convertSavepointMetadata builds)."""
+        """The Avro container Hudi writes to the completed savepoint file (version 1; partitions in
+        the order of the HashMap convertSavepointMetadata builds). Hudi 1.x writes the same record
+        with the same schema text."""
         return serialize_metadata(SCHEMA, {
             "savepointedBy": self.savepointed_by,
             "savepointedAt": self.savepointed_at,

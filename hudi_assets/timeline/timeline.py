@@ -7,11 +7,13 @@ most common way to diverge from Hudi's decisions.
 
 from __future__ import annotations
 
+import copy
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar
 
+from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.exceptions import StorageError
 from hudi_assets.storage import FileStatus, Storage
 from hudi_assets.table_config import METAFOLDER, TableConfig
@@ -26,6 +28,7 @@ from hudi_assets.timeline.instant import (
     ROLLBACK,
     SAVEPOINT,
     Instant,
+    highest_states,
 )
 from hudi_assets.timeline.layout1 import COMMIT_METADATA_SERDE_V1
 
@@ -183,16 +186,17 @@ class ActiveTimeline(Timeline):
         # Requested time -> completion time where the layout records it; none in layout 1, where
         # instants complete in the order of their requested times as far as readers can tell.
         self.completion_times = {}
+        # hoodie.time.generator.max_expected_clock_skew_ms, which the table that reads the timeline
+        # sets from its settings: how long a layout-2 completion time waits (layout 1 names none).
+        self.clock_skew_ms = MAX_EXPECTED_CLOCK_SKEW_MS.default
+        self._index()
+
+    def _index(self) -> None:
+        """`instants` and the raw timeline from `state_files`."""
         # One sort serves both views: in Hudi's order an instant's state files are adjacent, lowest
         # state first, so keeping each one's highest state leaves the instants in order too.
-        self._raw = sorted(state_files, key=_SORT_KEY)
-        latest: dict[tuple[str, str], Instant] = {}
-        for instant in self._raw:
-            key = (instant.timestamp, instant.comparable_action)
-            held = latest.get(key)
-            if held is None or held.state.value < instant.state.value:
-                latest[key] = instant
-        self.instants = list(latest.values())
+        self._raw = sorted(self.state_files, key=_SORT_KEY)
+        self.instants = highest_states(self._raw)
 
     @classmethod
     def load(cls, storage: Storage, folder: str = METAFOLDER, config: TableConfig | None = None
@@ -206,6 +210,15 @@ class ActiveTimeline(Timeline):
             if instant is not None:
                 state_files[instant] = status
         return cls(storage, state_files, folder)
+
+    def without(self, gone: Iterable[Instant]) -> ActiveTimeline:
+        """This timeline as it reads once the state files `gone` are removed (nothing is deleted):
+        what a service would decide then. Completion times stay: they are the other instants'."""
+        dropped = set(gone)
+        hidden = copy.copy(self)
+        hidden.state_files = {i: s for i, s in self.state_files.items() if i not in dropped}
+        hidden._index()
+        return hidden
 
     @property
     def raw_instants(self) -> list[Instant]:

@@ -6,9 +6,11 @@ import pytest
 from support.builders import TableBuilder, ts
 
 from hudi_assets.archive import ArchiveConfig, select_instants_to_archive
+from hudi_assets.archive.selection_v2 import select_instants_to_archive_v2
+from hudi_assets.avro import deserialize_metadata, serialize_metadata
 from hudi_assets.clean.config import CleanConfig
 from hudi_assets.config import WriteConfig
-from hudi_assets.exceptions import InvalidConfigError
+from hudi_assets.exceptions import CorruptFileError, InvalidConfigError
 from hudi_assets.timeline.instant import State
 from hudi_assets.timeline.instant_time import parse_instant_time
 
@@ -145,6 +147,44 @@ def test_inflight_clustering_and_last_clean_plan(tmp_path, with_clean):
         assert _times(sel.commits) == [ts(i) for i in range(5)]
 
 
+@pytest.mark.parametrize("version", [6, 9])
+def test_an_empty_plan_of_the_last_clean_fails_the_selection_naming_the_file(tmp_path, version):
+    """Hudi's archiver decodes the last clean's plan for the clustering fence and fails on an empty
+    file; readers that take an empty requested file as no plan must not change that here."""
+    b = TableBuilder(tmp_path, version=version)
+    _commits(b, 40, skip={5})
+    b.clustering(ts(5), state=State.COMPLETED)
+    b.clean(ts(50), ts(8))
+    b.state_file(f"{ts(50)}.clean.requested", b"")
+    select = select_instants_to_archive if version == 6 else select_instants_to_archive_v2
+    table = b.table()
+    with pytest.raises(CorruptFileError, match=rf"{ts(50)}\.clean\.requested: not an Avro container file"):
+        select(table, SMALL, table.active_timeline)
+
+
+@pytest.mark.parametrize("savepointed", [True, False])
+def test_1x_clustering_fence_starts_at_a_deleted_savepoint_the_last_clean_kept(tmp_path, savepointed):
+    """ClusteringUtils (1.x): the last clean retained from ts(20) but kept files for savepoint ts(2),
+    since deleted, and a clustering completed between them: the fence is that clustering."""
+    b = TableBuilder(tmp_path, version=9)
+    _commits(b, 40, skip={5})
+    b.clustering(ts(5), state=State.COMPLETED)
+    b.clean(ts(50), ts(20))
+    if savepointed:
+        requested = f"{ts(50)}.clean.requested"
+        plan = deserialize_metadata((tmp_path / ".hoodie/timeline" / requested).read_bytes(),
+                                    "HoodieCleanerPlan", requested)
+        plan["extraMetadata"] = {"savepointed_timestamps": ts(2)}
+        b.state_file(requested, serialize_metadata("HoodieCleanerPlan", plan))
+    table = b.table()
+    sel = select_instants_to_archive_v2(table, SMALL, table.active_timeline)
+    fence = next(f for f in sel.fences if f.name == "clustering")
+    if savepointed:
+        assert fence.instant == ts(5) and f"kept files for savepoint {ts(2)}" in fence.reason
+    else:
+        assert fence.instant is None and f"retains from {ts(20)}" in fence.reason
+
+
 def test_failed_write(tmp_path):
     b = TableBuilder(tmp_path)
     _commits(b, 40, skip={15})
@@ -175,6 +215,21 @@ def test_metadata_table_fence_at_latest_compaction(tmp_path):
     b.metadata_table([ts(12) + "001", ts(20) + "001"], [ts(i) for i in range(40)])
     sel = select_instants_to_archive(b.table(), SMALL)
     assert _times(sel.instants) == [ts(i) for i in range(21)]  # ts(20) < ts(20)001: archivable
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_a_missing_metadata_table_the_config_lists_archives_nothing(tmp_path, version):
+    """0.15 and 1.x share the metadata-table fence up to its latest compaction."""
+    b = TableBuilder(tmp_path, version=version, props={"hoodie.table.metadata.partitions": "files"})
+    b.archivable()
+    select = select_instants_to_archive if version == 6 else select_instants_to_archive_v2
+    table = b.table()
+    sel = select(table, SMALL, table.active_timeline)
+    fence = next(f for f in sel.fences if f.name == "metadata table")
+    assert fence.instant == "" and fence.reason == (
+        "hoodie.table.metadata.partitions lists 'files' but the metadata table at .hoodie/metadata is "
+        "missing: nothing is archived")
+    assert not sel.instants and not sel.state_files
 
 
 def test_config_sources_and_validation(tmp_path):

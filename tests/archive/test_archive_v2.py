@@ -49,8 +49,8 @@ def _rows(root: Path) -> list[dict]:
 def _counts(root: Path) -> Counter:
     """(time, comparable action) of every completed instant, active or archived, raw rows counted."""
     table = HoodieTable(str(root))
-    active = Counter((i.timestamp, i.comparable_action) for i in table.reload_timeline().filter_completed())
-    archived = Counter((r["instantTime"], Instant(r["instantTime"], r["action"]).comparable_action)
+    active = Counter(i.comparable_key for i in table.reload_timeline().filter_completed())
+    archived = Counter(Instant(r["instantTime"], r["action"]).comparable_key
                        for r in _rows(root))
     return active + archived
 
@@ -58,7 +58,7 @@ def _counts(root: Path) -> Counter:
 def _seen(root: Path) -> Counter:
     """(time, comparable action) of the completed instants our timeline report shows."""
     rows = timeline_rows(HoodieTable(str(root)), details=False)
-    return Counter((r["instant"], Instant(r["instant"], r["action"]).comparable_action) for r in rows
+    return Counter(Instant(r["instant"], r["action"]).comparable_key for r in rows
                    if r["state"] == "COMPLETED")
 
 
@@ -218,7 +218,7 @@ def test_thirty_archivals_compact_up_to_layer_two_and_keep_every_instant_once(tm
         counts = _counts(tmp_path)
         assert set(counts.values()) == {1}
     assert {0, 1, 2} <= layers_seen
-    every = {(t, Instant(t, a).comparable_action) for t, a, s in originals if s is State.COMPLETED}
+    every = {Instant(t, a).comparable_key for t, a, s in originals if s is State.COMPLETED}
     assert set(_counts(tmp_path)) == every
     for row in _rows(tmp_path):
         completed = next(k for k in originals if k[0] == row["instantTime"] and k[2] is State.COMPLETED)

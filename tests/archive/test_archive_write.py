@@ -33,8 +33,8 @@ CONF = ["--hoodie-conf", "hoodie.keep.min.commits=5", "--hoodie-conf", "hoodie.k
 
 
 def _keys(table):
-    active = {(i.timestamp, i.comparable_action) for i in table.reload_timeline()}
-    archived = {(i.timestamp, i.comparable_action) for i in ArchivedTimeline.load(table).instants()}
+    active = {i.comparable_key for i in table.reload_timeline()}
+    archived = {i.comparable_key for i in ArchivedTimeline.load(table).instants()}
     return active, archived
 
 
@@ -166,6 +166,19 @@ def test_cli_dry_run_and_exit_codes(tmp_path, capsys):
     assert main(["archive", str(tmp_path), *CONF]) == 0
     assert len(list((tmp_path / ".hoodie").glob("*.commit"))) == 5
     assert main(["archive", str(tmp_path), *CONF]) == 0  # nothing to do
+
+
+def test_an_undeletable_archived_state_file_stops_the_run_naming_it(tmp_path, immutable, capsys):
+    """The deletes stop at the first file that stays (exit 1): no later instant is deleted, and the
+    next run, once the file can go, completes."""
+    TableBuilder(tmp_path).archivable()
+    stuck = immutable(tmp_path / ".hoodie" / f"{ts(0)}.commit")
+    assert main(["archive", str(tmp_path), *CONF]) == 1
+    assert f"{stuck}: " in capsys.readouterr().err
+    assert stuck.exists() and (tmp_path / ".hoodie" / f"{ts(1)}.commit").exists()
+    subprocess.run(["chattr", "-i", str(stuck)], check=True)
+    assert main(["archive", str(tmp_path), *CONF]) == 0
+    assert len(list((tmp_path / ".hoodie").glob("*.commit"))) == 5
 
 
 @pytest.mark.parametrize("step", ["ARCHIVE_BEFORE_WRITE", "ARCHIVE_AFTER_WRITE", "ARCHIVE_DELETING_COMPLETED",

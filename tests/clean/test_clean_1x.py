@@ -32,6 +32,7 @@ from hudi_assets.cli import main
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import CLEAN, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time, parse_instant_time
+from hudi_assets.timeline.layout2 import parse_layout2_name
 
 hudi = pytest.importorskip("hudi")
 
@@ -166,8 +167,8 @@ def _check_written_as_1x(base: Path, table: HoodieTable, instant_time: str, dele
                (f["filePath"] for f in files)}
     assert planned == deleted
     [completed] = [p for p in folder.iterdir() if p.name.startswith(f"{instant_time}_")]
-    completion, _, action = completed.name.partition("_")[2].partition(".")
-    assert action == CLEAN and len(completion) == 17
+    done, completion = parse_layout2_name(completed.name)
+    assert done.action == CLEAN and len(completion) == 17
     timeline = table.reload_timeline()
     assert completion == max(timeline.completion_times.values())
     assert timeline.get(instant_time, CLEAN).state is State.COMPLETED

@@ -4,6 +4,9 @@ from the metadata table (not storage), and refused when the metadata table canno
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,7 +98,7 @@ def test_plans_from_the_metadata_table_equal_plans_from_listing(tmp_path, table_
 
 
 def test_batches_of_one_partition_each_plan_the_same(tmp_path):
-    """cleaner.parallelism=1: each partition a batch, the next read while this one is decided."""
+    """cleaner.parallelism=1: each partition read and decided on its own."""
     _written(tmp_path, "COPY_ON_WRITE")
     from_mdt, from_storage = _plans(tmp_path, {**POLICIES["commits"], "hoodie.cleaner.parallelism": "1"})
     assert from_mdt == from_storage
@@ -112,6 +115,51 @@ def test_the_plan_reads_the_metadata_table_not_storage(tmp_path):
     from_storage = Cleaner(table, _config(table, {**conf, "hoodie.metadata.enable": "false"})).plan()
     assert any(f.file_path.endswith(f"/p2/{gone.name}") for f in from_mdt.file_paths_to_delete["p2"])
     assert not any(f.file_path.endswith(gone.name) for f in from_storage.file_paths_to_delete["p2"])
+
+
+PLAN_IN_WORKERS = """
+import json, os, sys
+from hudi_assets import engine as engines
+from hudi_assets.clean import CleanConfig, Cleaner
+from hudi_assets.metadata.table import MetadataTable
+from hudi_assets.table import HoodieTable
+read = MetadataTable.listed_in_partitions
+
+def reading(self, partitions):
+    with open(sys.argv[2], "a") as readers:
+        readers.write(f"{os.getpid()}\\n")
+    return read(self, partitions)
+
+MetadataTable.listed_in_partitions = reading
+assert engines._can_fork()  # a fresh interpreter: no foreign thread keeps the engine from forking
+engine = engines.LocalEngine(processes=int(sys.argv[3]), process_min_items=2)
+cleaner = Cleaner(HoodieTable(sys.argv[1]), CleanConfig(commits_retained=2, parallelism=1), engine)
+plan = cleaner.plan(with_sizes=True)
+print(json.dumps([plan.to_record(), cleaner.planner.file_sizes, os.getpid()]))
+"""
+
+
+def test_forked_workers_read_their_own_partitions_from_the_metadata_table(tmp_path):
+    """On the local engine, with more than one batch of partitions (cleaner.parallelism=1: three),
+    the parent reads no partition's files: each worker reads its partitions' records from the
+    metadata table's files opened before the fork, merging its log blocks over the base file. The
+    plan, sizes included, is the one planned in a single process, and from a listing."""
+    b, base = _written(tmp_path / "table", "MERGE_ON_READ")
+    _write(b, "MERGE_ON_READ", COMMITS[5:], base, metadata=True)  # log blocks in the files partition
+    plans = {}
+    for processes in (2, 1):
+        readers = tmp_path / f"readers-{processes}"
+        out = subprocess.run([sys.executable, "-c", PLAN_IN_WORKERS, str(tmp_path / "table"), str(readers),
+                              str(processes)], check=True, capture_output=True, text=True).stdout
+        record, sizes, parent = json.loads(out)
+        plans[processes] = [record, sizes]
+        pids = {int(line) for line in readers.read_text().split()}
+        assert (parent in pids) == (processes == 1) and pids
+    assert plans[2] == plans[1]
+    assert plans[2][0]["filePathsToBeDeletedPerPartition"] and plans[2][1]
+    table = HoodieTable(str(tmp_path / "table"))
+    listing = {**POLICIES["commits"], "hoodie.metadata.enable": "false"}
+    assert json.loads(json.dumps(Cleaner(table, _config(table, listing)).plan().to_record())) == plans[2][0]
 
 
 @pytest.mark.parametrize(("damage", "problem"), [("files partition removed", "__all_partitions__"),

@@ -73,3 +73,21 @@ def test_an_index_a_clean_cannot_keep_in_step_is_refused(name, tmp_path):
                           ["expr_index_x", "vector_index_y"])
     with pytest.raises(UnsupportedTableError, match="expr_index_x, vector_index_y"):
         refuse_unknown_partitions(table)
+
+
+@pytest.mark.parametrize("name", params_or_skip(V9_COW, "the v9 table with a metadata table"))
+def test_a_clean_reads_the_index_definitions_once(name, tmp_path, monkeypatch):
+    """The refusal and the clean's records judge by one read of the index definitions (as Hudi's meta
+    client holds its index metadata)."""
+    table = HoodieTable(str(unzip_table(name, tmp_path)))
+    read = []
+    reading = table.storage.read
+
+    def recording(rel, *args, **kwargs):
+        read.append(rel)
+        return reading(rel, *args, **kwargs)
+
+    monkeypatch.setattr(table.storage, "read", recording)
+    refuse_unknown_partitions(table)
+    assert clean_records(table, _clean("region=us", [BASE, LOG]), "20260307170000000")
+    assert read.count(".hoodie/.index_defs/index.json") == 1

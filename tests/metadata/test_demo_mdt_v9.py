@@ -23,6 +23,7 @@ from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import write_table_config
 from hudi_assets.timeline.instant import DELTA_COMMIT
+from hudi_assets.timeline.layout2 import parse_layout2_name
 from hudi_assets.timeline.metadata import commit_metadata
 
 SMALL = {"partitions": 2, "files_per_partition": 2, "records_per_file": 3, "bloom_entries": 100, "seed": 5,
@@ -92,14 +93,14 @@ def test_the_metadata_table_is_written_as_hudi_1_1_writes_it(demo):
     names = [p.name for p in (_mdt(demo) / ".hoodie" / "timeline").iterdir() if p.is_file()]
     for ts in deltacommits.timestamps:
         [done] = [n for n in names if n.startswith(f"{ts}_") and n.endswith(".deltacommit")]
-        completion = done.split("_")[1].split(".")[0]
+        completion = parse_layout2_name(done)[1]
         instant = next(i for i in deltacommits if i.timestamp == ts)
         assert completion > ts
         assert commit_metadata(timeline, instant).extra_metadata["schema"] == WRITER_SCHEMA_1_1
         if ts in demo.completed_commits:  # before the data commit completes
             data_done = next(p.name for p in (Path(demo.base_path) / ".hoodie" / "timeline").iterdir()
                              if p.name.startswith(f"{ts}_") and not p.name.endswith(".savepoint"))
-            assert completion < data_done.split("_")[1].split(".")[0]
+            assert completion < parse_layout2_name(data_done)[1]
     value_types = set()
     for log in _mdt(demo).glob("*/.*.log.*"):
         name = LogFileName.parse(log.name)

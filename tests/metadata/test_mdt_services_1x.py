@@ -11,7 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -29,9 +29,15 @@ from hudi_assets.metadata.compaction import (
 )
 from hudi_assets.metadata.payloads import partition_files_record
 from hudi_assets.metadata.writer import MetadataTableWriter
+from hudi_assets.metadata_services import MetadataServices
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, Instant, State
-from hudi_assets.timeline.instant_time import format_instant_time, new_instant_time, parse_instant_time
+from hudi_assets.timeline.instant_time import (
+    format_instant_time,
+    new_instant_time,
+    now_in_zone,
+    parse_instant_time,
+)
 
 COMPACT_AT_3 = ["--hoodie-conf", "hoodie.metadata.compact.max.delta.commits=3"]
 TABLES = {"v9_mor": "mor__avro__v9_txns_simple_meta", "v8_mor": "mor__avro__v8_trips_8i3u1d"}
@@ -228,3 +234,40 @@ def test_a_pending_data_instant_puts_the_1x_compaction_just_before_it(unzipped, 
             if s.base_file is not None and s.base_file.instant == instant_time]
     assert any(f.instant == pending for f in kept)
     assert all(after.timeline.completion_times[f.instant] > instant_time for f in kept)
+
+
+def _instant_ahead(base: Path, minutes: int) -> str:
+    """A completed metadata deltacommit renamed to an instant time `minutes` ahead of the clock (a
+    writer whose clock runs ahead)."""
+    timeline = base / ".hoodie/metadata/.hoodie/timeline"
+    last = sorted(timeline.glob("*_*.deltacommit"))[-1]
+    ahead = format_instant_time(now_in_zone("UTC") + timedelta(minutes=minutes))
+    last.rename(timeline / f"{ahead}_{ahead}.deltacommit")
+    return ahead
+
+
+def test_the_metadata_tables_times_allow_for_the_data_tables_clock_skew(unzipped, tmp_path, capsys):
+    """Hudi 1.x's metadata writer makes the metadata table's times with the data write config's time
+    generator settings: an instant within the data table's allowed skew ahead of the clock is one the
+    fresh compaction time must sort after."""
+    base = _copy(unzipped, "v9_mor", tmp_path)
+    ahead = _instant_ahead(base, 10)
+    wide = ["--hoodie-conf", "hoodie.time.generator.max_expected_clock_skew_ms=3600000"]
+    assert main(["metadata", str(base), "--services", *COMPACT_AT_3, *wide]) == 0
+    [due] = re.findall(r"compaction: due at (\d+)", capsys.readouterr().out)
+    assert due > ahead  # with the default 200 ms, `status` refuses the instant as ahead of the clock
+
+    skewed = HoodieTable(str(base), hoodie_conf={"hoodie.time.generator.max_expected_clock_skew_ms": 0})
+    assert skewed.active_timeline.clock_skew_ms == 0  # the data table's completion times wait 0 ms
+    assert MetadataTableWriter(skewed).open().reload_timeline().clock_skew_ms == 0  # and the writer's
+
+
+def test_the_1x_status_names_the_compaction_time_by_the_services_clock(unzipped, tmp_path):
+    """The status judges and shows the fresh compaction time as of the service's clock (the one
+    its run would compact by), not the wall clock."""
+    base = _copy(unzipped, "v9_mor", tmp_path)
+    table = HoodieTable(str(base), hoodie_conf={"hoodie.metadata.compact.max.delta.commits": 3})
+    later = datetime(2031, 5, 6, 7, 8, 9, tzinfo=UTC)
+    compaction = MetadataServices(table, clock=lambda: later).status().compaction
+    assert compaction.due and compaction.instant == format_instant_time(
+        now_in_zone(table.config.timeline_timezone, later))

@@ -11,6 +11,7 @@ from support.refdata import params_or_skip, table_zips, unzip_table
 
 from hudi_assets.cli import main
 from hudi_assets.metadata import MetadataTable
+from hudi_assets.savepoint.files import latest_files_as_of, listing_view
 from hudi_assets.table import HoodieTable
 
 WITH_MDT = [name for name in table_zips(8) if name.endswith("v8_trips_8i3u1d")] + table_zips(9)
@@ -90,12 +91,19 @@ def test_table_without_metadata_table_exits_2(name, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name", params_or_skip(WITH_MDT[:1], "the v8 table with a metadata table"))
-def test_read_only_open_leaves_savepoints_refused(name, tmp_path, capsys):
+def test_a_savepoint_lists_from_the_metadata_table_what_storage_lists(name, tmp_path):
+    """Create reads the files partition (`hoodie.metadata.enable`, Hudi's isMetadataTableAvailable) and
+    leaves the metadata table as it was (Hudi writes nothing into it for a savepoint)."""
     base = unzip_table(name, tmp_path)
     assert MetadataTable(str(base)).files_listing.total_files > 0
-    assert HoodieTable(str(base)).maintenance.status().completed_commits == 7
-    assert main(["savepoint", "create", str(base), "20260101000000000"]) == 2
-    assert "savepoint of table version 8 (Hudi 1.x) is not supported yet" in capsys.readouterr().err
+    table = HoodieTable(str(base))
+    assert table.maintenance.status().completed_commits == 7
+    mdt_before = sorted(p.name for p in (base / ".hoodie" / "metadata").rglob("*"))
+    instant = table.active_timeline.completed_commits_timeline(True).timestamps[-2]
+    savepoint = table.maintenance.savepoint(instant)
+    assert savepoint.files == latest_files_as_of(listing_view(table, None, metadata_enabled=False), instant)
+    assert savepoint.file_count > 0
+    assert sorted(p.name for p in (base / ".hoodie" / "metadata").rglob("*")) == mdt_before
 
 
 @pytest.mark.parametrize("name", params_or_skip(WITH_MDT[:1], "the v8 table with a metadata table"))

@@ -206,6 +206,17 @@ def test_a_registry_is_a_dry_run_unless_told_otherwise_and_its_runs_say_so(lake)
     assert _files(lake) == before
 
 
+
+@pytest.mark.filterwarnings("error:AssetExecutionContext:DeprecationWarning")
+def test_a_step_tags_its_run_through_dagsters_current_api(lake):
+    """Tagging the run uses no deprecated context attribute (`AssetExecutionContext.run_id`, which
+    the pinned Dagster warns about): a warning made an error fails the step."""
+    registry = HudiTableRegistry(roots=[str(lake)], hoodie_conf=SMALL_RETENTION, engine="local")
+    with dg.instance_for_test() as instance:
+        result = _run(build_definitions(registry), instance, [_key("default", "cow", "timeline_snapshot")])
+        assert result.success
+        assert instance.get_run_by_id(result.run_id).tags["hudi/table"] == "cow"
+
 def test_run_config_of_one_field_leaves_dry_run_and_engine_alone(lake):
     """Run config that sets only table_hoodie_conf keeps the registry's dry_run=False (Dagster would
     fill it with the class default, True) and engine; dry_run set in run config still wins."""

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from support.dagster_ui import DagsterDev, all_runs, free_port, latest_check_status, wait_served
+from support.load import doomed, scheduling_slack, wait_until
 
 from hudi_assets.demo import generate_table
 from hudi_assets.storage import Storage
@@ -174,6 +175,9 @@ def test_ui_names_tables_runs_them_honestly_and_stops_on_sigterm(ui):
     sessions = _sessions_of(process.pid)
     started = time.monotonic()
     process.send_signal(signal.SIGTERM)
-    process.wait(timeout=15)
-    assert time.monotonic() - started < 10
-    assert _alive_in(sessions) == []
+    assert process.wait(timeout=120) == 128 + signal.SIGTERM  # the launcher stopped what it started
+    # Under 10 s on a machine with a core to spare; a busier one stretches the wall time, not the work.
+    assert time.monotonic() - started < 10 + scheduling_slack()
+    left = _alive_in(sessions)
+    assert all(doomed(pid) for pid in left), left  # anything not yet gone was killed by the launcher
+    wait_until(lambda: _alive_in(sessions) == [], 30 + scheduling_slack(), "every process it started gone")

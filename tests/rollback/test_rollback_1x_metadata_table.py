@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -28,15 +29,14 @@ from support.rollback_1x import (
 from hudi_assets.avro import deserialize_metadata
 from hudi_assets.cli import main
 from hudi_assets.exceptions import HudiInputError
-from hudi_assets.metadata.deltacommit_rollback import (
-    check_metadata_rollback,
-    open_metadata_table,
-    roll_back_metadata_deltacommit,
-)
+from hudi_assets.metadata.deltacommit_rollback import open_metadata_table, roll_back_metadata_deltacommit
 from hudi_assets.metadata.rollback_records import MetadataTableSink
+from hudi_assets.metadata.rollback_validation import check_metadata_rollback
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.rollback import Rollbacker
+from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.layout2 import parse_layout2_name
 
 
 def _sorted_plan(plan: dict) -> dict:
@@ -53,7 +53,7 @@ def test_the_metadata_deltacommit_is_rolled_back_as_java_rolled_it_back(tmp_path
     base = failed_v9(tmp_path, metadata_table=True)
     java_plan, java_metadata = java_records(java_table(tmp_path), MDT_TIMELINE)
     mdt = open_metadata_table(HoodieTable(str(base)))
-    check_metadata_rollback(mdt, FAILED)
+    check_metadata_rollback(mdt, mdt.reload_timeline(), FAILED)
     record = roll_back_metadata_deltacommit(mdt, FAILED, ROLLBACK)
     timeline = base / MDT_TIMELINE
     plan_file = timeline / f"{ROLLBACK}.rollback.requested"
@@ -94,7 +94,7 @@ def test_a_write_at_or_before_the_latest_metadata_compaction_is_refused(tmp_path
     (timeline / "20260403184250000.compaction.requested").write_bytes(b"")
     before = files(base)
     mdt = open_metadata_table(HoodieTable(str(base)))
-    for run in (lambda: check_metadata_rollback(mdt, FAILED),
+    for run in (lambda: check_metadata_rollback(mdt, mdt.reload_timeline(), FAILED),
                 lambda: roll_back_metadata_deltacommit(mdt, FAILED, ROLLBACK)):
         with pytest.raises(HudiInputError, match="at or before the metadata table's latest compaction"):
             run()
@@ -156,8 +156,26 @@ def test_a_killed_rollback_through_the_1x_sink_is_finished_by_a_rerun(tmp_path, 
     for folder in (TIMELINE, MDT_TIMELINE):
         assert len(list((base / folder).glob("*_*.rollback"))) == 1
         assert not list((base / folder).glob(f"{FAILED}*"))
-    data_rollback = next((base / TIMELINE).glob("*_*.rollback")).name.partition("_")[0]
+    data_rollback = parse_layout2_name(next((base / TIMELINE).glob("*_*.rollback")).name)[0].timestamp
     assert next((base / MDT_TIMELINE).glob("*_*.rollback")).name.startswith(f"{data_rollback}_")
     assert rows(base) == expected
     listed = MetadataTable(str(base)).files_listing.partitions
     assert listed == MetadataTable(str(java)).files_listing.partitions
+
+
+def test_a_rollback_reads_each_timeline_once_to_decide(tmp_path, monkeypatch):
+    """The rollbacker decides (already rolled back? rollbackable? the plan) on one read of the data
+    timeline under the lock, and the metadata table's side on one read of its own; the rest are the
+    executors' reads after each write. Pinned: 12 and 11 listings before."""
+    base = failed_v9(tmp_path, metadata_table=True)
+    listed: Counter[str] = Counter()
+    listing = Storage.list
+
+    def recording(storage, folder, *args, **kwargs):
+        listed[storage.uri(folder).split(str(base))[-1]] += 1
+        return listing(storage, folder, *args, **kwargs)
+
+    monkeypatch.setattr(Storage, "list", recording)
+    table = HoodieTable(str(base))
+    assert Rollbacker(table, metadata=MetadataTableSink(table)).rollback(FAILED).executed
+    assert listed[f"/{TIMELINE}"] == 8 and listed[f"/{MDT_TIMELINE}"] == 7

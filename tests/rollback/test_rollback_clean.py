@@ -16,6 +16,7 @@ from hudi_assets.clean import CleanConfig, Cleaner
 from hudi_assets.config import WriteConfig
 from hudi_assets.engine import LocalEngine
 from hudi_assets.heartbeat import HeartbeatConfig, heartbeat_path, is_heartbeat_expired
+from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.instant import State
 
@@ -123,3 +124,21 @@ def test_rollback_command_refuses_metadata_partitions_without_a_metadata_table(t
     assert proc.returncode == 2, proc.stderr
     assert ".hoodie/metadata/.hoodie/hoodie.properties is missing" in proc.stderr
     assert _state(builder) == before
+
+
+def test_lazy_clean_reads_the_failed_writes_once(tmp_path, monkeypatch):
+    """The clean's check for failed writes is the rollback's list: each pending write's heartbeat is
+    looked at once (it was twice: the clean's check, then the rollbacker's own)."""
+    builder = _with_failed_commit(tmp_path / "t")
+    _beat(builder, 3 * 60_000)
+    looked: list[str] = []
+    status = Storage.status
+
+    def recording(storage, rel, *args, **kwargs):
+        looked.append(rel)
+        return status(storage, rel, *args, **kwargs)
+
+    monkeypatch.setattr(Storage, "status", recording)
+    _clean(builder, "LAZY")
+    assert not _pending(builder)
+    assert looked.count(heartbeat_path(FAILED)) == 1

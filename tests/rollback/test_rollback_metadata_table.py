@@ -143,18 +143,35 @@ def test_a_rollback_given_no_metadata_sink_is_refused_before_anything_is_written
     _assert_rolled_back(demo, failed_deltacommit=False)
 
 
-def test_pending_metadata_compaction_is_refused_before_any_delete(failed_table, capsys):
-    """The rollback command and a LAZY clean's rollback refuse before deleting a failed write's files."""
-    demo = failed_table("COPY_ON_WRITE")
+
+def _refused_before_any_delete(demo: DemoTable, metadata_state_file: str, exit_code: int, why: str,
+                               capsys) -> None:
+    """With `metadata_state_file` on the metadata timeline, `rollback` of the failed write exits with
+    `exit_code` saying `why`, and, under LAZY, so does the clean's rollback; no file changed."""
     _with_metadata_table(demo, failed_deltacommit=False)
-    mdt_timeline = Path(demo.base_path) / ".hoodie" / "metadata" / ".hoodie"
-    (mdt_timeline / f"{demo.failed_instant}001.compaction.requested").write_bytes(b"")
+    (Path(demo.base_path) / ".hoodie" / "metadata" / ".hoodie" / metadata_state_file).write_bytes(b"")
     files = {str(p): p.read_bytes() for p in Path(demo.base_path).rglob("*") if p.is_file()}
-    assert main(["rollback", demo.base_path, demo.failed_instant]) == 1
-    assert "pending compaction" in capsys.readouterr().err
+    assert main(["rollback", demo.base_path, demo.failed_instant]) == exit_code
+    assert why in capsys.readouterr().err
     table = HoodieTable(demo.base_path)
     config = CleanConfig.from_write_config(WriteConfig.load(
         table.config.props, None, {"hoodie.cleaner.policy.failed.writes": "LAZY"}))
-    with pytest.raises(HudiAssetsError, match="pending compaction"):
+    with pytest.raises(HudiAssetsError, match=why):
         Cleaner(table, config, LocalEngine()).clean()
     assert {str(p): p.read_bytes() for p in Path(demo.base_path).rglob("*") if p.is_file()} == files
+
+
+def test_pending_metadata_compaction_is_refused_before_any_delete(failed_table, capsys):
+    """The rollback command and a LAZY clean's rollback refuse before deleting a failed write's files."""
+    demo = failed_table("COPY_ON_WRITE")
+    _refused_before_any_delete(demo, f"{demo.failed_instant}001.compaction.requested", 1,
+                               "pending compaction", capsys)
+
+
+def test_a_write_the_metadata_compaction_holds_is_refused_before_any_delete(failed_table, capsys):
+    """0.15's validateRollback (a write at or before the metadata table's latest compaction cannot be
+    rolled back there), checked before the first delete as on 1.x tables, not after the data files
+    went."""
+    demo = failed_table("COPY_ON_WRITE")
+    _refused_before_any_delete(demo, f"{demo.failed_instant}001.commit", 2,
+                               "at or before the metadata table's latest compaction", capsys)

@@ -1,5 +1,5 @@
 """The savepoint jobs of the Dagster face (issue 28 item 4): create (default: the latest completed
-commit) and delete, per table, behind dry_run."""
+commit) and delete, per table, behind dry_run; on table versions 6 and 9."""
 
 from __future__ import annotations
 
@@ -25,9 +25,10 @@ def _savepoints(base) -> list[str]:
     return HoodieTable(str(base)).active_timeline.savepoint_timeline().timestamps
 
 
-def test_savepoint_jobs_create_the_latest_and_delete_it(tmp_path):
+@pytest.mark.parametrize("version", [6, 9])
+def test_savepoint_jobs_create_the_latest_and_delete_it(tmp_path, version):
     made = generate_table(Storage(str(tmp_path / "t")), "COPY_ON_WRITE", name="t", partitions=2, commits=6,
-                          seed=4, savepoint=False)
+                          seed=4, savepoint=False, table_version=version)
     base = tmp_path / "t"
     with dg.instance_for_test() as instance:
         dry = build_definitions(HudiTableRegistry(base_paths=[str(base)], engine="local"))
@@ -45,9 +46,10 @@ def test_savepoint_jobs_create_the_latest_and_delete_it(tmp_path):
         assert result.success and _savepoints(base) == []
 
 
-def test_timeline_snapshot_lists_the_savepoints(tmp_path):
+@pytest.mark.parametrize("version", [6, 9])
+def test_timeline_snapshot_lists_the_savepoints(tmp_path, version):
     made = generate_table(Storage(str(tmp_path / "t")), "MERGE_ON_READ", name="t", partitions=2, commits=6,
-                          seed=4)
+                          seed=4, table_version=version)
     registry = HudiTableRegistry(base_paths=[str(tmp_path / "t")], engine="local")
     key = dg.AssetKey(["hudi", "default", "t", "timeline_snapshot"])
     with dg.instance_for_test() as instance:  # definitions resolve against the live instance

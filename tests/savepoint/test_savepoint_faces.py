@@ -1,5 +1,6 @@
 """The savepoint faces (issue 28 item 4): the command line (output, exit codes, nothing written on a
-refusal) and `table.maintenance`; and create on Java-written v6 tables against hudi-rs."""
+refusal) and `table.maintenance`; and create, list, delete on the Java-written v6, v8 and v9 tables,
+the lists against hudi-rs."""
 
 from __future__ import annotations
 
@@ -15,14 +16,15 @@ from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 
 
-@pytest.fixture
-def made(tmp_path):
+@pytest.fixture(params=[6, 9], ids=["v6", "v9"])
+def made(tmp_path, request):
     return generate_table(Storage(str(tmp_path / "t")), "MERGE_ON_READ", partitions=2, commits=6, seed=7,
-                          savepoint=False, failed_write=False, pending_compaction=False)
+                          savepoint=False, failed_write=False, pending_compaction=False,
+                          table_version=request.param)
 
 
 def _savepoint_files(made) -> list[str]:
-    return sorted(s.name for s in made.storage.list(".hoodie") if ".savepoint" in s.name)
+    return sorted(s.path for s in made.storage.list(".hoodie", recursive=True) if ".savepoint" in s.path)
 
 
 def test_create_list_delete_on_the_command_line(made, capsys):
@@ -44,10 +46,10 @@ def test_create_list_delete_on_the_command_line(made, capsys):
 
 @pytest.mark.parametrize("argv", [["create", "20200101000000000"], ["delete", "20200101000000000"]])
 def test_refusals_exit_2_and_write_nothing(made, capsys, argv):
-    before = sorted(s.name for s in made.storage.list(".hoodie"))
+    before = sorted(s.path for s in made.storage.list(".hoodie", recursive=True))
     assert main(["savepoint", argv[0], made.base_path, *argv[1:]]) == 2
     assert "20200101000000000" in capsys.readouterr().err
-    assert sorted(s.name for s in made.storage.list(".hoodie")) == before
+    assert sorted(s.path for s in made.storage.list(".hoodie", recursive=True)) == before
 
 
 def test_maintenance_methods(made):
@@ -59,8 +61,13 @@ def test_maintenance_methods(made):
     assert maintenance.savepoints() == []
 
 
-@pytest.mark.parametrize("name", params_or_skip(table_zips(6), "v6 tables"))
-def test_create_on_java_written_tables_lists_hudi_rs_slices(name, tmp_path):
+JAVA_TABLES = [*table_zips(6), *table_zips(8), *table_zips(9)]
+
+
+@pytest.mark.parametrize("name", params_or_skip(JAVA_TABLES, "Java-written tables"))
+def test_create_list_delete_on_java_written_tables(name, tmp_path):
+    """Create lists hudi-rs's file slices as of the instant (on 8/9 sliced by completion time, from the
+    metadata table where there is one), list shows it, delete removes its files."""
     base = unzip_table(name, tmp_path)
     table = HoodieTable(str(base))
     commits = table.active_timeline.completed_commits_timeline(table.is_mor)
@@ -75,12 +82,7 @@ def test_create_on_java_written_tables_lists_hudi_rs_slices(name, tmp_path):
         names.update([s.base_file_name] if s.base_file_name else [])
         names.update(s.log_file_names)
     assert {p: set(names) for p, names in savepoint.files.items() if names} == theirs
-
-
-@pytest.mark.parametrize("name", params_or_skip(table_zips(8)[:1], "v8 tables"))
-def test_refused_on_hudi_1x_tables(name, tmp_path, capsys):
-    base = unzip_table(name, tmp_path)
-    before = sorted(p.name for p in (base / ".hoodie").rglob("*"))
-    assert main(["savepoint", "create", str(base), "20200101000000000"]) == 2
-    assert "savepoint of table version 8" in capsys.readouterr().err
-    assert sorted(p.name for p in (base / ".hoodie").rglob("*")) == before
+    assert [u.savepoint for u in table.maintenance.savepoints()] == [savepoint]
+    table.maintenance.delete_savepoint(instant)
+    assert not [p for p in (base / ".hoodie").rglob("*.savepoint*")]
+    assert table.maintenance.savepoints() == []

@@ -8,11 +8,17 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.builders import TableBuilder, ts
 from support.refdata import table_zips
 from support.stalled_metadata import uncleaned_metadata_table
 
+from hudi_assets.archive import ArchiveConfig
+from hudi_assets.archive.archiver_v2 import TimelineArchiverV2
+from hudi_assets.clean.config import CleanConfig
 from hudi_assets.cli import main
 from hudi_assets.metadata import MetadataTable
+from hudi_assets.table import HoodieTable
+from hudi_assets.timeline.history import LSMHistory
 
 MAX_DELTA = ["--hoodie-conf", "hoodie.metadata.compact.max.delta.commits=3"]
 
@@ -93,3 +99,43 @@ def test_hudi_written_version_6_tables(real_tables, capsys, name):
     assert report["timeline"]["active_instants"] > 0 or "empty" in name
     pending = {i["instant"] for i in report["pending"]}
     assert report["clean"]["pending"] == [] or set(report["clean"]["pending"]) <= pending
+
+
+def test_status_reads_the_metadata_table_once(pristine, monkeypatch, capsys):
+    """The report's lag and its services' status come from one read of the metadata table (the
+    clean plan's listing through it is the other)."""
+    opened = []
+    init = MetadataTable.__init__
+
+    def counting(self, *args, **kwargs):
+        opened.append(args[0])
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(MetadataTable, "__init__", counting)
+    assert _status(pristine, capsys)["metadata_table"]["latest_deltacommit"]
+    assert len(opened) == 2
+
+
+def test_status_counts_the_lsm_history_from_its_footers(tmp_path, monkeypatch, capsys):
+    """On layout 2 the archived instants are counted from the history files' parquet footers, no row
+    decoded, and the count is the archived timeline's."""
+    b = TableBuilder(tmp_path, version=9)
+    keep = ArchiveConfig(min_commits=5, max_commits=8, cleaner=CleanConfig(commits_retained=3),
+                         timeline_compaction_batch_size=2)
+    for run in range(4):  # several archivals: files of more than one layer
+        for i in range(10):
+            b.commit(ts(10 * run + i))
+        TimelineArchiverV2(HoodieTable(str(tmp_path)), keep).archive()
+    table = HoodieTable(str(tmp_path))
+    archived = len(table.timeline_layout.load_archived_instants(table.storage, table.config))
+    assert archived > 0
+    decoded = []
+    read_file = LSMHistory.read_file
+
+    def recording(self, name, *args, **kwargs):
+        decoded.append(name)
+        return read_file(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(LSMHistory, "read_file", recording)
+    assert _status(tmp_path, capsys)["timeline"]["archived_instants"] == archived
+    assert decoded == []

@@ -9,7 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hudi_assets.exceptions import CorruptFileError
-from hudi_assets.timeline.instant import ACTIONS, SAVEPOINT, Instant, State, completed_instants
+from hudi_assets.timeline.instant import (
+    ACTIONS,
+    SAVEPOINT,
+    Instant,
+    State,
+    completed_instants,
+    highest_states,
+)
 
 T = "20240101120000123"
 
@@ -44,6 +51,16 @@ def test_compaction_completes_as_commit():
     assert Instant(T, "logcompaction").with_state(State.COMPLETED).file_name == f"{T}.deltacommit"
     # A compaction sorts with commits at the same time, before the completed state.
     assert Instant(T, "compaction", State.INFLIGHT) < Instant(T, "commit")
+
+
+def test_comparable_key_is_the_instant_whatever_its_state():
+    """Every state file of a compaction (requested, inflight, its `commit`) is one instant."""
+    states = [Instant(T, "compaction", State.REQUESTED), Instant(T, "compaction", State.INFLIGHT),
+              Instant(T, "commit")]
+    assert {i.comparable_key for i in states} == {(T, "commit")}
+    clustering = Instant(T, "clustering", State.INFLIGHT)
+    assert clustering.comparable_key == Instant(T, "replacecommit").comparable_key
+    assert Instant(T, "deltacommit").comparable_key != Instant(T, "commit").comparable_key
 
 
 @pytest.mark.parametrize("name", ["hoodie.properties", ".aux", "archived", "2024.commit.crc.x", "x.commit"])
@@ -99,3 +116,10 @@ def test_completed_instants_are_the_instants_the_constructor_makes():
     assert all(type(i) is Instant and i.is_completed for i in made)
     with pytest.raises(dataclasses.FrozenInstanceError):
         made[0].action = "clean"
+
+
+def test_highest_states_keeps_each_instant_once_in_its_highest_state():
+    files = [Instant("1", "compaction", State.REQUESTED), Instant("2", "clean", State.INFLIGHT),
+             Instant("1", "commit"), Instant("1", "compaction", State.INFLIGHT),
+             Instant("2", "clean", State.REQUESTED)]
+    assert highest_states(files) == [Instant("1", "commit"), Instant("2", "clean", State.INFLIGHT)]

@@ -1,7 +1,7 @@
 """The version gate of Hudi 1.x tables (issue 23 item 1): versions 8 and 9 open with timeline layout 2;
 newer versions, LANCE base files, other table formats and the states a broken upgrade leaves are
-refused (exit 2, one line, nothing written); a table service is refused on 8/9 until it exists for them
-(clean does: issue 24)."""
+refused (exit 2, one line, nothing written); the table services run on 8/9 (the per-service gate:
+test_table_config)."""
 
 from __future__ import annotations
 
@@ -80,28 +80,16 @@ def test_the_java_written_lance_table_is_refused(tmp_path, capsys):
     assert "base file format LANCE is not supported" in err and err.count("\n") == 1
 
 
-def test_services_exit_2_in_one_line_and_reading_works(tmp_path, capsys):
+def test_a_refusal_exits_2_in_one_line_and_reading_works(tmp_path, capsys):
     storage = _table(tmp_path)
-    assert main(["savepoint", "create", storage.base_uri, "100"]) == 2
+    before = sorted(s.path for s in storage.list("", recursive=True) if not s.is_dir)
+    assert main(["savepoint", "create", storage.base_uri, "050"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert "savepoint of table version 9 (Hudi 1.x) is not supported yet" in err
+    assert err.count("\n") == 1 and "could not savepoint 050: it is not on the active timeline" in err
+    assert sorted(s.path for s in storage.list("", recursive=True) if not s.is_dir) == before
     assert main(["timeline", storage.base_uri, "--json"]) == 0
     assert '"completion_time": "200"' in capsys.readouterr().out
     assert HoodieTable(storage).maintenance.status().completed_commits == 1
-
-
-def test_the_service_objects_refuse_8_and_9_whichever_face_calls_them(tmp_path):
-    """The refusal lives in the core: a face that skips the command line's gate (Dagster, or code
-    building a service object) is refused the same, before anything is written (clean, archive and
-    rollback and orphan repair run on 1.x tables; savepoints not yet)."""
-    from hudi_assets.savepoint import Savepointer
-
-    storage = _table(tmp_path)
-    before = sorted(s.path for s in storage.list("", recursive=True))
-    with pytest.raises(UnsupportedTableError, match=r"table version 9 \(Hudi 1.x\) is not supported"):
-        Savepointer(HoodieTable(storage)).create("100")
-    assert sorted(s.path for s in storage.list("", recursive=True)) == before
 
 
 @pytest.mark.dagster
