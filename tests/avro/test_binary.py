@@ -13,7 +13,7 @@ from support.refdata import TABLES, table_zips, unzip_table
 
 from hudi_assets.archive.conversion import COLUMNS_FROM, convert_commit_metadata, to_archived_entry
 from hudi_assets.avro import java_schema_json
-from hudi_assets.avro.binary import Encoded, Mismatch, compile_encoder, unencoded
+from hudi_assets.avro.binary import Encoded, Mismatch, compile_encoder, nullable_long_column, unencoded
 from hudi_assets.demo import generate_table
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.logformat.archived import read_archived_records
@@ -112,6 +112,18 @@ def test_values_encode_as_fastavro(schema, value):
 def test_undecided_or_unfitting_values_are_left_to_fastavro(schema, value):
     with pytest.raises(Mismatch):
         compile_encoder(schema)(value)
+
+
+def test_long_columns_encode_as_fastavro_at_every_varint_length():
+    """A `["null", "long"]` column (a commit's write-stat counts and sizes) at both ends of every
+    varint length, made in one piece with the union index up to four bytes; beyond a long: `Mismatch`."""
+    edges = [edge for bits in range(0, 64, 7) for edge in (2**bits - 1, 2**bits)]
+    values = [v for edge in edges for v in (edge, -edge, -edge - 1) if -(2**63) <= v < 2**63] + [2**63 - 1]
+    schema = ["null", "long"]
+    assert nullable_long_column(values) == [_fastavro(schema, v) for v in values]
+    for beyond in (2**63, -(2**63) - 1, -(2**70)):
+        with pytest.raises(Mismatch):
+            nullable_long_column([1, beyond])
 
 
 def test_block_falls_back_to_fastavro_per_record():
