@@ -29,7 +29,7 @@ from hudi_assets.timeline.commit_metadata import CommitMetadata
 from hudi_assets.timeline.history import LSMHistory
 from hudi_assets.timeline.instant import ACTIONS, CLUSTERING, COMMIT, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time, now_in_zone
-from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
+from hudi_assets.timeline.timeline import ActiveTimeline, Timeline, first_per_requested_time
 
 _NAME = re.compile(r"^([0-9]+)(?:_([0-9]+))?\.([A-Za-z]+)(?:\.(requested|inflight))?$")
 LAYOUT_2_ACTIONS = frozenset(ACTIONS) | {CLUSTERING}
@@ -167,20 +167,16 @@ class LayoutTwoTimeline(ActiveTimeline):
             state_files[instant] = status
             if instant.is_completed:
                 named[instant] = completed
-        # A requested time's completion time is its first completed instant's in Hudi's order
-        # (CompletionTimeQueryViewV2 puts if absent): a savepoint, named by the time of the commit it
-        # keeps and completed later, never moves that commit's completion time, whatever the
-        # listing's order.
+        # A savepoint, named by the time of the commit it keeps and completed later, never moves
+        # that commit's completion time, whatever the listing's order.
         completion_times: dict[str, str] = {}
         legacy: set[str] = set()
-        for instant in sorted(named):
-            if instant.timestamp in completion_times:
-                continue
+        for requested, instant in first_per_requested_time((i.timestamp, i) for i in sorted(named)).items():
             completed = named[instant]
             if completed is None:
-                legacy.add(instant.timestamp)
+                legacy.add(requested)
                 completed = format_epoch_ms(state_files[instant].mtime_ms, timezone)
-            completion_times[instant.timestamp] = completed
+            completion_times[requested] = completed
         return cls(storage, state_files, folder, completion_times, legacy=frozenset(legacy),
                    timezone=timezone)
 

@@ -11,7 +11,7 @@ import copy
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from hudi_assets.exceptions import StorageError
 from hudi_assets.storage import FileStatus, Storage
@@ -38,6 +38,20 @@ COMMIT_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLUSTERING})
 WRITE_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, COMPACTION, LOG_COMPACTION, REPLACE_COMMIT, CLUSTERING})
 
 _SORT_KEY = operator.attrgetter("sort_key")
+_V = TypeVar("_V")
+
+
+def first_per_requested_time(completed: Iterable[tuple[str, _V]]) -> dict[str, _V]:
+    """Requested time -> the value of its first pair, the pairs given in Hudi's timeline order: the
+    rule of a completion-time lookup (CompletionTimeQueryViewV2.setCompletionTime puts if absent).
+    Two completed instants share a requested time when a savepoint keeps a commit (it completes
+    later) or two 0.x writers drew the same millisecond; the first in timeline order answers for
+    the time, so a later one never moves the commit's completion time a file slicing reads."""
+    found: dict[str, _V] = {}
+    for requested, value in completed:
+        if requested not in found:
+            found[requested] = value
+    return found
 
 
 class Timeline:
