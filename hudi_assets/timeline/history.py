@@ -247,6 +247,16 @@ class ArchivedTimelineV2(Timeline):
         return first_per_requested_time((t, c or t) for t, c in zip(times, completions, strict=True))
 
 
+    def completion_time(self, instant: Instant) -> str | None:
+        return self._finished.get((instant.timestamp, instant.action))
+
+    @cached_property
+    def _finished(self) -> dict[tuple[str, str], str]:
+        """(requested time, action) -> the row's own completion time (its time when it has none)."""
+        columns = (self._rows.column(c).to_pylist() for c in ("instantTime", "action", "completionTime"))
+        return {(t, a): c or t for t, a, c in zip(*columns, strict=True)}
+
+
 class ArchivedCompletionTimes:
     """Requested -> completion time of the archived instants, read from the history on the first
     question one of its files' name ranges can answer, as Hudi's CompletionTimeQueryViewV2 loads the

@@ -95,6 +95,12 @@ class Timeline:
                 return instant
         return None
 
+    def completion_time(self, instant: Instant) -> str | None:
+        """When `instant` (completed) completed, where the timeline records it (Hudi's
+        HoodieInstant.getCompletionTime): its own time, not the one its requested time answers
+        with in `completion_times`, which a savepoint sharing a commit's time does not move."""
+        return self.completion_times.get(instant.timestamp) if instant.is_completed else None
+
     def is_before_timeline_starts(self, ts: str) -> bool:
         """Hudi's `isBeforeTimelineStarts`: `ts` precedes the first instant of this timeline."""
         first = self.first()

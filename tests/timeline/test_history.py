@@ -184,4 +184,5 @@ def test_a_time_archived_twice_keeps_its_first_completion_in_hudis_order(storage
     assert [(i.timestamp, i.action) for i in timeline] == [("100", "commit"), ("120", "commit"),
                                                          ("120", "savepoint")]
     assert timeline.completion_times == {"100": "105", "120": "125"}
+    assert [timeline.completion_time(i) for i in timeline] == ["105", "125", "190"]  # each its own
     assert ArchivedCompletionTimes(history).get("120") == "125"
