@@ -68,9 +68,7 @@ class Ownership:
 
     @property
     def appenders(self) -> tuple[str, ...]:
-        """The pending writes that may have appended to a log file of an older instant: none when
-        log files are named by their writer."""
-        return () if self.logs_named_by_writer else appending_writes(self.pending)
+        return appending_writes(self.pending, self.logs_named_by_writer)
 
     def judge(self, rel: str, base_extension: str) -> Candidate | None:
         """The candidate `rel` is, or None when a commit owns it or Hudi would leave it alone.
@@ -104,8 +102,12 @@ class Ownership:
         return Candidate(rel, instant, f"instant {instant} is on neither timeline (a failed write)")
 
 
-def appending_writes(pending: Mapping[str, str]) -> tuple[str, ...]:
-    """The pending writes (action by time) that append to log files, oldest first."""
+def appending_writes(pending: Mapping[str, str], logs_named_by_writer: bool) -> tuple[str, ...]:
+    """The pending writes (action by time) that may have appended to a log file of an older instant,
+    oldest first: none when log files are named by their writer (Hudi 1.x: each deltacommit writes
+    new log files named by its own instant, so a pending write's files carry its instant)."""
+    if logs_named_by_writer:
+        return ()
     return tuple(sorted(t for t, action in pending.items() if action in APPENDING_ACTIONS))
 
 

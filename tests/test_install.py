@@ -73,13 +73,13 @@ def demo_table(core_venv, tmp_path_factory) -> Path:
     return out / "demo_cow"
 
 
-def test_the_core_installs_this_checkout_with_only_pyarrow_fastavro_and_numpy(core_venv):
+def test_the_core_installs_this_checkout_with_only_pyarrow_fastavro_numpy_and_msgspec(core_venv):
     installed = next((core_venv / "lib").glob("python3.11/site-packages/hudi_assets"))
     assert {p.relative_to(installed): p.read_bytes() for p in installed.rglob("*.py")} == {
         p.relative_to(ROOT / "hudi_assets"): p.read_bytes() for p in (ROOT / "hudi_assets").rglob("*.py")}
     code = ("import importlib.util as u; "
             f"print([m for m in {EXTRAS_MODULES!r} if u.find_spec(m)]); "
-            "print([m for m in ('pyarrow', 'fastavro', 'numpy') if not u.find_spec(m)])")
+            "print([m for m in ('pyarrow', 'fastavro', 'numpy', 'msgspec') if not u.find_spec(m)])")
     probe = _run(core_venv, "python", "-c", code)
     assert probe.stdout.split() == ["[]", "[]"], probe.stderr
 

@@ -49,6 +49,6 @@ def lsm_timeline_instant(timeline: ActiveTimeline, states: list[Instant]) -> dic
             if state is not None and (content := timeline.read_details(state)):
                 plan = content
     return {"instantTime": completed.timestamp,
-            "completionTime": timeline.completion_times.get(completed.timestamp),
+            "completionTime": timeline.completion_time(completed),
             "action": completed.action, "metadata": metadata or None, "plan": plan,
             "version": LSM_TIMELINE_INSTANT_VERSION_1}

@@ -7,7 +7,10 @@ listing). Files are attributed to writes through the write stats of completed co
 timeline snapshot the metadata table was opened with, and, for a file of an instant archived before
 it, of the archived timeline too: a log file's name carries its slice's base instant, not its
 writer's, so the name alone cannot say a completed write wrote it. The files of a write still in
-flight are not drift; a log file a pending write is appending to may be larger on storage than listed.
+flight are not drift; a log file a pending write may be appending to may be larger on storage than
+listed. On table version 6 a log file carries its slice's base instant and any deltacommit since then
+may append to it; on 8 and 9 (Hudi 1.x) every deltacommit writes new log files named by its own
+instant, so a pending write explains only the files named by it.
 
 A file no completed write lists is judged by the ownership rule orphan repair uses
 (`hudi_assets.ownership`): an orphan (a crashed append whose rollback logged out the slice's latest
@@ -92,7 +95,6 @@ def validate(metadata: MetadataTable, partitions: Collection[str] | None = None,
     timeline = metadata.data_timeline
     storage = metadata.data_storage
     cleaned = _planned_clean_deletes(timeline, storage)
-    appending = bool(timeline.write_timeline().filter_pending())
     owners = _Owners(metadata)
     differences, orphans = [], []
     for partition, files in listing.items():
@@ -101,7 +103,7 @@ def validate(metadata: MetadataTable, partitions: Collection[str] | None = None,
             actual = present.get(name)
             if actual is None:
                 differences.append(Difference(partition, name, f"listed ({size} bytes) but not on storage"))
-            elif actual != size and not (appending and name.startswith(".") and actual > size):
+            elif actual != size and not (actual > size and pending_appender(name, owners.appenders)):
                 problem = f"listed with {size} bytes, {actual} on storage"
                 differences.append(Difference(partition, name, problem))
     for partition, files in on_storage.items():
@@ -133,7 +135,7 @@ class _Owners:
         self.timeline = metadata.data_timeline
         self.extension = metadata.data_config.base_file_extension
         self.pending = {i.timestamp: i.action for i in self.timeline if not i.is_completed}
-        self.appenders = appending_writes(self.pending)
+        self.appenders = appending_writes(self.pending, metadata.data_config.is_hudi_1x)
 
     @cached_property
     def written(self) -> dict[str, str]:

@@ -24,7 +24,7 @@ from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.storage import Storage
 from hudi_assets.timeline import jackson
 from hudi_assets.timeline.instant import Instant, completed_instants
-from hudi_assets.timeline.timeline import Timeline
+from hudi_assets.timeline.timeline import Timeline, first_per_requested_time
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -269,9 +269,21 @@ class ArchivedTimelineV2(Timeline):
     @cached_property
     def completion_times(self) -> dict[str, str]:
         # An instant archived without a completion time (a meta-server's) completed at its own time.
+        # The rows are in Hudi's order and the first row of a time answers for it: no archiver writes
+        # a savepoint, but an upgrade carries a 0.x history whose writers could draw one millisecond.
         times = self._rows.column("instantTime").to_pylist()
         completions = self._rows.column("completionTime").to_pylist()
-        return {t: c or t for t, c in zip(times, completions, strict=True)}
+        return first_per_requested_time((t, c or t) for t, c in zip(times, completions, strict=True))
+
+
+    def completion_time(self, instant: Instant) -> str | None:
+        return self._finished.get((instant.timestamp, instant.action))
+
+    @cached_property
+    def _finished(self) -> dict[tuple[str, str], str]:
+        """(requested time, action) -> the row's own completion time (its time when it has none)."""
+        columns = (self._rows.column(c).to_pylist() for c in ("instantTime", "action", "completionTime"))
+        return {(t, a): c or t for t, a, c in zip(*columns, strict=True)}
 
 
 class ArchivedCompletionTimes:

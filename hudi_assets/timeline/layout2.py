@@ -28,7 +28,7 @@ from hudi_assets.timeline.commit_metadata import CommitMetadata
 from hudi_assets.timeline.history import LSMHistory
 from hudi_assets.timeline.instant import ACTIONS, CLUSTERING, COMMIT, Instant, State
 from hudi_assets.timeline.instant_time import new_instant_time, now_in_zone
-from hudi_assets.timeline.timeline import ActiveTimeline, Timeline
+from hudi_assets.timeline.timeline import ActiveTimeline, Timeline, first_per_requested_time
 
 _NAME = re.compile(r"^([0-9]+)(?:_([0-9]+))?\.([A-Za-z]+)(?:\.(requested|inflight))?$")
 LAYOUT_2_ACTIONS = frozenset(ACTIONS) | {CLUSTERING}
@@ -132,17 +132,21 @@ def _layout_1_leftovers(storage: Storage) -> list[str]:
 
 
 class LayoutTwoTimeline(ActiveTimeline):
-    """The active timeline of a layout-2 table; `completion_times` maps requested to completion time
-    (a legacy instant's: its file's modification time), `legacy` holds the legacy instants' times."""
+    """The active timeline of a layout-2 table. `finished` holds each completed instant's own
+    completion time (a legacy instant's: its file's modification time), `completion_times` the one a
+    requested time answers with, `legacy` the legacy instants' requested times."""
 
     commit_metadata_serde: ClassVar[CommitMetadataSerDeV2] = CommitMetadataSerDeV2()
     clean_inflight_holds_plan: ClassVar[bool] = False
 
     def __init__(self, storage: Storage, state_files: dict[Instant, FileStatus], folder: str,
-                 completion_times: dict[str, str], *, legacy: frozenset[str] = frozenset(),
+                 finished: dict[Instant, str], *, legacy: frozenset[str] = frozenset(),
                  timezone: str = "LOCAL"):
         super().__init__(storage, state_files, folder)
-        self.completion_times = completion_times
+        self.finished = finished
+        # A savepoint, named by the time of the commit it keeps and completed later, never moves
+        # that commit's completion time, whatever the listing's order.
+        self.completion_times = first_per_requested_time((i.timestamp, finished[i]) for i in sorted(finished))
         self.legacy = legacy
         self.timezone = timezone
 
@@ -156,7 +160,8 @@ class LayoutTwoTimeline(ActiveTimeline):
                 f"{', ...' if len(leftovers) > 3 else ''}) beside {folder}/: an unfinished upgrade to "
                 "table version 8? Finish or roll back the upgrade with Hudi first")
         state_files: dict[Instant, FileStatus] = {}
-        named: dict[Instant, str | None] = {}
+        finished: dict[Instant, str] = {}
+        legacy: set[str] = set()
         for status in storage.list(folder):
             if status.is_dir:
                 continue
@@ -166,23 +171,14 @@ class LayoutTwoTimeline(ActiveTimeline):
             instant, completed = parsed
             state_files[instant] = status
             if instant.is_completed:
-                named[instant] = completed
-        # A requested time's completion time is its first completed instant's in Hudi's order
-        # (CompletionTimeQueryViewV2 puts if absent): a savepoint, named by the time of the commit it
-        # keeps and completed later, never moves that commit's completion time, whatever the
-        # listing's order.
-        completion_times: dict[str, str] = {}
-        legacy: set[str] = set()
-        for instant in sorted(named):
-            if instant.timestamp in completion_times:
-                continue
-            completed = named[instant]
-            if completed is None:
-                legacy.add(instant.timestamp)
-                completed = format_epoch_ms(state_files[instant].mtime_ms, timezone)
-            completion_times[instant.timestamp] = completed
-        return cls(storage, state_files, folder, completion_times, legacy=frozenset(legacy),
-                   timezone=timezone)
+                if completed is None:
+                    legacy.add(instant.timestamp)
+                    completed = format_epoch_ms(status.mtime_ms, timezone)
+                finished[instant] = completed
+        return cls(storage, state_files, folder, finished, legacy=frozenset(legacy), timezone=timezone)
+
+    def completion_time(self, instant: Instant) -> str | None:
+        return self.finished.get(instant)
 
     def state_file_path(self, instant: Instant) -> str:
         """The file of a state present on the timeline; a pending state's name where it is absent
@@ -205,6 +201,6 @@ class LayoutTwoTimeline(ActiveTimeline):
         `completion_time` given (a writer replaying a history on its own clock: the demo)."""
         if not instant.is_completed:
             return f"{self.folder}/{instant.file_name}"
-        after = [*self.timestamps, *self.completion_times.values()]
+        after = [*self.timestamps, *self.finished.values()]
         completion = completion_time or generate_completion_time(after, self.timezone, self.clock_skew_ms)
         return f"{self.folder}/{layout2_file_name(instant, completion)}"

@@ -25,14 +25,13 @@ def _details(active: ActiveTimeline, instant: Instant) -> dict[str, Any]:
 def _active_rows(table: HoodieTable, details: bool) -> list[dict[str, Any]]:
     active = table.active_timeline
     rows = []
-    completion = active.completion_times
     for instant in active:
         row: dict[str, Any] = {
             "timeline": "active",
             "instant": instant.timestamp,
             "action": instant.action,
             "state": instant.state.name,
-            "completion_time": completion.get(instant.timestamp) if instant.is_completed else None,
+            "completion_time": active.completion_time(instant),
             "state_file_mtime_ms": active.state_files[instant].mtime_ms,
         }
         if details and instant.is_completed:
@@ -49,7 +48,7 @@ def _archived_rows(table: HoodieTable) -> list[dict[str, Any]]:
     active = {i.comparable_key for i in table.active_timeline}
     return [
         {"timeline": "archived", "instant": i.timestamp, "action": i.action, "state": i.state.name,
-         "completion_time": archived.completion_times.get(i.timestamp)}
+         "completion_time": archived.completion_time(i)}
         for i in archived if i.comparable_key not in active
     ]
 

@@ -11,7 +11,7 @@ import copy
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.exceptions import StorageError
@@ -40,6 +40,20 @@ COMMIT_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLUSTERING})
 WRITE_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, COMPACTION, LOG_COMPACTION, REPLACE_COMMIT, CLUSTERING})
 
 _SORT_KEY = operator.attrgetter("sort_key")
+_V = TypeVar("_V")
+
+
+def first_per_requested_time(completed: Iterable[tuple[str, _V]]) -> dict[str, _V]:
+    """Requested time -> the value of its first pair, the pairs given in Hudi's timeline order: the
+    rule of a completion-time lookup (CompletionTimeQueryViewV2.setCompletionTime puts if absent).
+    Two completed instants share a requested time when a savepoint keeps a commit (it completes
+    later) or two 0.x writers drew the same millisecond; the first in timeline order answers for
+    the time, so a later one never moves the commit's completion time a file slicing reads."""
+    found: dict[str, _V] = {}
+    for requested, value in completed:
+        if requested not in found:
+            found[requested] = value
+    return found
 
 
 class Timeline:
@@ -82,6 +96,12 @@ class Timeline:
             if instant.timestamp == ts and (action is None or instant.comparable_action == action):
                 return instant
         return None
+
+    def completion_time(self, instant: Instant) -> str | None:
+        """When `instant` (completed) completed, where the timeline records it (Hudi's
+        HoodieInstant.getCompletionTime): its own time, not the one its requested time answers
+        with in `completion_times`, which a savepoint sharing a commit's time does not move."""
+        return self.completion_times.get(instant.timestamp) if instant.is_completed else None
 
     def is_before_timeline_starts(self, ts: str) -> bool:
         """Hudi's `isBeforeTimelineStarts`: `ts` precedes the first instant of this timeline."""

@@ -13,13 +13,14 @@ from support.refdata import TABLES, table_zips, unzip_table
 
 from hudi_assets.archive.conversion import COLUMNS_FROM, convert_commit_metadata, to_archived_entry
 from hudi_assets.avro import java_schema_json
-from hudi_assets.avro.binary import Encoded, Mismatch, compile_encoder, unencoded
+from hudi_assets.avro.binary import Encoded, Mismatch, compile_encoder, nullable_long_column, unencoded
 from hudi_assets.demo import generate_table
 from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.logformat.archived import read_archived_records
 from hudi_assets.logformat.avro_block import encode_avro_data_block, encode_avro_record
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
+from hudi_assets.table_config import write_table_config
 
 ENTRY = java_schema_json("HoodieArchivedMetaEntry")
 
@@ -113,6 +114,18 @@ def test_undecided_or_unfitting_values_are_left_to_fastavro(schema, value):
         compile_encoder(schema)(value)
 
 
+def test_long_columns_encode_as_fastavro_at_every_varint_length():
+    """A `["null", "long"]` column (a commit's write-stat counts and sizes) at both ends of every
+    varint length, made in one piece with the union index up to four bytes; beyond a long: `Mismatch`."""
+    edges = [edge for bits in range(0, 64, 7) for edge in (2**bits - 1, 2**bits)]
+    values = [v for edge in edges for v in (edge, -edge, -edge - 1) if -(2**63) <= v < 2**63] + [2**63 - 1]
+    schema = ["null", "long"]
+    assert nullable_long_column(values) == [_fastavro(schema, v) for v in values]
+    for beyond in (2**63, -(2**63) - 1, -(2**70)):
+        with pytest.raises(Mismatch):
+            nullable_long_column([1, beyond])
+
+
 def test_block_falls_back_to_fastavro_per_record():
     schema = json.dumps(["null", "int", "long"])
     block = encode_avro_data_block([1, None, 2**40], schema)
@@ -203,3 +216,49 @@ def test_a_record_around_encoded_stats_falls_back_to_fastavro_with_them_plain():
     with pytest.raises(Mismatch):
         compile_encoder(schema)(record)
     assert encode_avro_record(record, json.dumps(schema)) == _fastavro(schema, record)
+
+
+def _jackson(stats: list[dict], **top) -> bytes:
+    obj = {"partitionToWriteStats": {"a": stats[:3], "b": stats[3:]}, "compacted": False,
+           "extraMetadata": {"schema": "s"}, "operationType": "UPSERT", **top}
+    return json.dumps(obj, indent=2).encode()
+
+
+ODD_FILES = {
+    "plain": _jackson([_stat(n) for n in range(COLUMNS_FROM + 20)]),
+    "few": _jackson([_stat(n) for n in range(4)]),
+    "number as string": _jackson([_stat(n) for n in range(COLUMNS_FROM)] + [_stat(1, numWrites="12")]),
+    "NaN where nothing reads it": _jackson([_stat(n, runtimeStats={"x": float("nan")}) for n in range(20)]),
+    "null counts and ids": _jackson([_stat(n, numInserts=None, fileId=None) for n in range(20)]),
+    "long path": _jackson([_stat(n, path="é" * 5000) for n in range(20)]),
+    "duplicate keys": _jackson([_stat(n) for n in range(20)]).replace(b'"numWrites"',
+                                                                     b'"numWrites": 5, "numWrites"'),
+    "null partition": _jackson([_stat(n) for n in range(20)], partitionToWriteStats={"a": None, "b": []}),
+    "compacted": _jackson([_stat(n) for n in range(20)], compacted=True, operationType=None),
+    "extra of other kinds": _jackson([_stat(n) for n in range(20)], extraMetadata={"a": 1, "b": True}),
+    "blank": b"  \n",
+}
+
+
+@pytest.mark.parametrize("name", ODD_FILES)
+@pytest.mark.parametrize("replace", [False, True])
+def test_commit_files_convert_as_their_json_loads_dicts(tmp_path, name, replace):
+    """A commit file decoded into only the fields Avro holds (or, where it holds other kinds or JSON
+    only Python's reader takes, parsed by `json.loads`) makes the record converted from the dict
+    `json.loads` reads, to the byte."""
+    data = ODD_FILES[name]
+    if replace:
+        data = data.replace(b'"compacted"', b'"partitionToReplaceFileIds": {"a": ["f1", "f2"], "c": null}, '
+                                            b'"compacted"') if data.strip() else data
+    storage = Storage(str(tmp_path))
+    write_table_config(storage, {"hoodie.table.name": "t", "hoodie.table.type": "COPY_ON_WRITE",
+                                 "hoodie.table.version": "6"})
+    action = "replacecommit" if replace else "commit"
+    storage.write(f".hoodie/20240101000000000.{action}", data)
+    timeline = HoodieTable(storage).active_timeline
+    entry = to_archived_entry(timeline, next(iter(timeline.state_files)))
+    expected = convert_commit_metadata(json.loads(data) if data.strip() else {}, replace)
+    payload = entry["hoodieReplaceCommitMetadata" if replace else "hoodieCommitMetadata"]
+    assert unencoded(payload) == unencoded(expected)
+    schema = json.loads(ENTRY)
+    assert encode_avro_record(entry, ENTRY) == _fastavro(schema, entry)

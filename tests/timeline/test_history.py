@@ -16,7 +16,7 @@ from hudi_assets.exceptions import CorruptFileError
 from hudi_assets.storage import Storage
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import write_table_config
-from hudi_assets.timeline.history import LSMHistory
+from hudi_assets.timeline.history import ArchivedCompletionTimes, LSMHistory
 
 HISTORY = ".hoodie/timeline/history"
 # HoodieLSMTimelineInstant.avsc as Hudi's parquet writer lays it out (every field optional but version).
@@ -162,3 +162,27 @@ def test_a_history_file_without_a_column_is_named(storage):
     _manifest(storage, 1, ["100_115_0.parquet"])
     with pytest.raises(CorruptFileError, match=r"100_115_0\.parquet.*has no column action"):
         LSMHistory(storage, HISTORY).timeline()
+
+
+@pytest.mark.parametrize("order", ["commit first", "savepoint first", "two files"])
+def test_a_time_archived_twice_keeps_its_first_completion_in_hudis_order(storage, order):
+    """A savepoint shares its commit's requested time and completes later (no Hudi archiver writes
+    one, but a history may hold both rows). The lookup puts if absent in timeline order, as Hudi's
+    CompletionTimeQueryViewV2, whatever the rows' order in or across files: the commit's time, never
+    the savepoint's; the timeline keeps both instants."""
+    commit, savepoint = ("120", "125", "commit"), ("120", "190", "savepoint")
+    if order == "two files":
+        storage.write(f"{HISTORY}/120_120_0.parquet", _parquet(_rows(savepoint)))
+        storage.write(f"{HISTORY}/100_120_0.parquet", _parquet(_rows(("100", "105", "commit"), commit)))
+        _manifest(storage, 1, ["120_120_0.parquet", "100_120_0.parquet"])
+    else:
+        pair = [commit, savepoint] if order == "commit first" else [savepoint, commit]
+        storage.write(f"{HISTORY}/100_120_0.parquet", _parquet(_rows(("100", "105", "commit"), *pair)))
+        _manifest(storage, 1, ["100_120_0.parquet"])
+    history = LSMHistory(storage, HISTORY)
+    timeline = history.timeline()
+    assert [(i.timestamp, i.action) for i in timeline] == [("100", "commit"), ("120", "commit"),
+                                                         ("120", "savepoint")]
+    assert timeline.completion_times == {"100": "105", "120": "125"}
+    assert [timeline.completion_time(i) for i in timeline] == ["105", "125", "190"]  # each its own
+    assert ArchivedCompletionTimes(history).get("120") == "125"
