@@ -81,14 +81,21 @@ def test_map_chunks_in_processes_hands_each_worker_whole_chunks_of_at_most_most_
     assert few == [2] * 16  # a few chunks per worker even when `most` allows more
 
 
-def test_a_failing_item_raises_the_parents_own_error():
-    def decode(x: int) -> int:
-        if x == 7:
-            raise CorruptFileError(f"p/{x}", "torn block")  # its two-argument init does not unpickle
-        return x
+def _decode(x: int) -> int:
+    if x == 7:
+        raise CorruptFileError(f"p/{x}", "torn block")  # its two-argument init does not unpickle
+    return x
 
+
+@pytest.mark.parametrize("run", [lambda items: FORKING.map_in_processes(_decode, items),
+                                 lambda items: FORKING.map_chunks_in_processes(
+                                     lambda chunk: [_decode(x) for x in chunk], items, 3)],
+                         ids=["items", "chunks"])
+def test_a_failing_item_raises_the_parents_own_error(run):
+    """Whether a worker runs one item or a chunk (a metadata-table plan reads a chunk of partitions'
+    records), the parent raises the error itself, naming the file."""
     with pytest.raises(CorruptFileError) as raised:
-        FORKING.map_in_processes(decode, list(range(10)))
+        run(list(range(10)))
     assert (raised.value.path, raised.value.problem) == ("p/7", "torn block")
 
 

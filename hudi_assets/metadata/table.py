@@ -17,11 +17,11 @@ from hudi_assets.metadata.file_group import (
     read_files_records,
 )
 from hudi_assets.metadata.instants import valid_instant_timestamps
+from hudi_assets.metadata.keys import files_key
 from hudi_assets.metadata.lookup import FilesPartitionLookup
 from hudi_assets.metadata.records import (
     ALL_PARTITIONS_KEY,
     FILES_PARTITION,
-    NON_PARTITIONED_NAME,
     FilesRecord,
     data_partition,
 )
@@ -155,7 +155,7 @@ class MetadataTable:
         partition without a record has no files. Names come in the order of the HashMap Hudi reads the
         record into: the view builds its file groups in that order, which decides the cleaner's order
         of file ids that share a bucket of its HashSet."""
-        keys = [partition or NON_PARTITIONED_NAME for partition in partitions]
+        keys = [files_key(partition) for partition in partitions]
         records = self._files_records(keys)
         sizes = [records[key].listed() if key in records else {} for key in keys]
         return list(zip(java_hashmap_orders(sizes), sizes, strict=True))

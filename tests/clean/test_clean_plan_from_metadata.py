@@ -184,11 +184,14 @@ def test_an_unreadable_metadata_table_stops_the_clean_naming_it(tmp_path, capsys
                  "--hoodie-conf", "hoodie.metadata.enable=false"]) == 0
 
 
+@pytest.mark.parametrize("parallelism", ["200", "1"])
 @pytest.mark.parametrize("in_flight", [False, True])
-def test_a_replaced_partition_is_deleted_unless_storage_holds_files_in_flight(tmp_path, in_flight):
+def test_a_replaced_partition_is_deleted_unless_storage_holds_files_in_flight(tmp_path, in_flight,
+                                                                              parallelism):
     """p3's one group is replaced (insert_overwrite into p1) before the earliest commit to retain: the
     partition goes, unless a write in flight has a file there, which only storage knows (Hudi's
-    hasPendingFiles lists it)."""
+    hasPendingFiles lists it). Whether the driver reads the one batch or, a batch per partition, the
+    workers read their own partitions' records and list p3 themselves."""
     b, _ = _written(tmp_path, "COPY_ON_WRITE")
     replace = "20240101000006000"
     b.commit(replace, {"p1": [base_file("zp1", replace)]}, replaced={"p3": ["ap3"]})
@@ -200,14 +203,14 @@ def test_a_replaced_partition_is_deleted_unless_storage_holds_files_in_flight(tm
     if in_flight:
         b.commit("20240101000010000", {"p3": [base_file("cp3", "20240101000010000")]}, state=State.INFLIGHT)
     table = HoodieTable(str(tmp_path))
-    cleaner = Cleaner(table, _config(table, POLICIES["commits"]))
+    policy = {**POLICIES["commits"], "hoodie.cleaner.parallelism": parallelism}
+    cleaner = Cleaner(table, _config(table, policy))
     from_mdt = cleaner.plan()
     planner = cleaner.planner
     assert planner.metadata is not None
     assert len(from_mdt.file_paths_to_delete["p3"]) == 5  # every slice of the replaced group
     assert from_mdt.partitions_to_delete == ([] if in_flight else ["p3"])
-    listing = {**POLICIES["commits"], "hoodie.metadata.enable": "false"}
-    from_storage = Cleaner(table, _config(table, listing)).plan()
+    from_storage = Cleaner(table, _config(table, {**policy, "hoodie.metadata.enable": "false"})).plan()
     assert _decisions(from_mdt) == _decisions(from_storage)
 
 
