@@ -13,11 +13,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from hudi_assets.exceptions import CorruptFileError
-
-FILES_PARTITION = "files"
-ALL_PARTITIONS_KEY = "__all_partitions__"
-# The data table's non-partitioned partition ("") is stored as "." (HoodieTableMetadataUtil).
-NON_PARTITIONED_NAME = "."
+from hudi_assets.metadata.keys import NON_PARTITIONED_NAME
 
 PARTITION_LIST = 1
 FILE_LIST = 2

@@ -17,11 +17,9 @@ from hudi_assets.metadata.file_group import (
     read_files_records,
 )
 from hudi_assets.metadata.instants import valid_instant_timestamps
-from hudi_assets.metadata.keys import files_key
+from hudi_assets.metadata.keys import ALL_PARTITIONS_KEY, FILES, files_key
 from hudi_assets.metadata.lookup import FilesPartitionLookup
 from hudi_assets.metadata.records import (
-    ALL_PARTITIONS_KEY,
-    FILES_PARTITION,
     FilesRecord,
     data_partition,
 )
@@ -65,7 +63,7 @@ class MetadataTable:
             raise MetadataTableNotFoundError(
                 f"{self.data_storage.base_uri}: the table has no metadata table "
                 f"(hoodie.table.metadata.partitions is empty or {mdt_properties} is missing)")
-        if FILES_PARTITION not in self.data_config.metadata_partitions:
+        if FILES not in self.data_config.metadata_partitions:
             raise MetadataTableNotFoundError(
                 f"{self.data_storage.uri(PROPERTIES_FILE)}: the metadata table's files partition is not "
                 "initialized (not in hoodie.table.metadata.partitions)")
@@ -99,11 +97,11 @@ class MetadataTable:
     def files_listing(self) -> FilesListing:
         """Every data partition and its files, as the `files` partition lists them."""
         records: dict[str, FilesRecord] = {}
-        for file_slice in self.file_slices(FILES_PARTITION):
+        for file_slice in self.file_slices(FILES):
             records.update(read_files_records(self.storage, file_slice, self.block_filter))
         all_partitions = records.get(ALL_PARTITIONS_KEY)
         if all_partitions is None:
-            raise CorruptFileError(self.storage.uri(FILES_PARTITION),
+            raise CorruptFileError(self.storage.uri(FILES),
                                    f"the files partition has no {ALL_PARTITIONS_KEY} record")
         listing = {}
         for name in sorted(all_partitions.listed()):
@@ -113,7 +111,7 @@ class MetadataTable:
 
     @cached_property
     def _files_lookup(self) -> FilesPartitionLookup:
-        return FilesPartitionLookup(self.storage, self.file_slices(FILES_PARTITION), self.block_filter)
+        return FilesPartitionLookup(self.storage, self.file_slices(FILES), self.block_filter)
 
     @cached_property
     def _all_partitions(self) -> FilesRecord:
@@ -122,7 +120,7 @@ class MetadataTable:
         partition for empty. Looked up once (the snapshot does not change)."""
         record = self._files_lookup.records([ALL_PARTITIONS_KEY]).get(ALL_PARTITIONS_KEY)
         if record is None:
-            raise CorruptFileError(self.storage.uri(FILES_PARTITION),
+            raise CorruptFileError(self.storage.uri(FILES),
                                    f"the files partition has no {ALL_PARTITIONS_KEY} record")
         return record
 
@@ -181,6 +179,6 @@ def listing_metadata_table(storage: Storage, config: TableConfig, enabled: bool)
     picks it: with `hoodie.metadata.enable` when the table's files partition is built
     (`isMetadataTableAvailable`); None: list storage (`FileSystemBackedTableMetadata`). A metadata table
     the table says it has but that cannot be read is an error, never a silent fallback to listing."""
-    if not enabled or FILES_PARTITION not in config.metadata_partitions:
+    if not enabled or FILES not in config.metadata_partitions:
         return None
     return MetadataTable(storage)

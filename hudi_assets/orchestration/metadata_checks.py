@@ -16,7 +16,7 @@ import dagster as dg
 import pandas as pd
 
 from hudi_assets.clean.cleaner import Cleaner, PendingClean
-from hudi_assets.metadata.records import FILES_PARTITION
+from hudi_assets.metadata.keys import FILES
 from hudi_assets.metadata.table import MetadataTable
 from hudi_assets.metadata.validate import validate_files
 from hudi_assets.orchestration.checks import logged, refused
@@ -31,7 +31,7 @@ DIFFERENCE_COLUMNS = ["partition", "file", "problem"]
 
 
 def has_files_partition(table: HoodieTable) -> bool:
-    return FILES_PARTITION in table.config.metadata_partitions
+    return FILES in table.config.metadata_partitions
 
 
 def agreement_check(context: dg.OpExecutionContext, table: HoodieTable, name: str,

@@ -11,7 +11,7 @@ from support.refdata import params_or_skip, table_zips, unzip_table
 
 from hudi_assets.exceptions import CorruptFileError, HudiInputError
 from hudi_assets.metadata import MetadataTable
-from hudi_assets.metadata.records import FILES_PARTITION
+from hudi_assets.metadata.keys import FILES
 from hudi_assets.metadata.table import listing_metadata_table
 from hudi_assets.metadata.validate import validate_files
 from hudi_assets.storage import Storage
@@ -56,7 +56,7 @@ def test_a_subset_check_sees_drift_in_its_partitions_only(name, tmp_path):
 @pytest.mark.parametrize("name", params_or_skip(WITH_MDT, "v8/v9 tables with a metadata table"))
 def test_a_corrupt_files_partition_names_the_file(name, tmp_path):
     base = unzip_table(name, tmp_path)
-    files = base / ".hoodie" / "metadata" / FILES_PARTITION
+    files = base / ".hoodie" / "metadata" / FILES
     hfiles = sorted(files.glob("*.hfile"))
     if not hfiles:
         pytest.skip(f"{name}: the files partition has no base file")
