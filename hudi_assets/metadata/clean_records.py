@@ -53,6 +53,7 @@ from hudi_assets.metadata.table import METADATA_FOLDER, MetadataTable
 from hudi_assets.table import HoodieTable
 from hudi_assets.table_config import PROPERTIES_FILE
 from hudi_assets.timeline.instant import COMPACTION, LOG_COMPACTION
+from hudi_assets.timeline.instant_time import clock_skew_conf
 from hudi_assets.timeline.timeline import ActiveTimeline
 
 UPDATABLE_PARTITIONS = frozenset({FILES, COLUMN_STATS, BLOOM_FILTERS, RECORD_INDEX})
@@ -66,8 +67,12 @@ _ID_LENGTH = 12  # base64 of a 64-bit ColumnIndexID, the prefix of a column_stat
 
 
 def open_metadata_table(table: HoodieTable) -> HoodieTable:
-    """The metadata table of `table`, as a MERGE_ON_READ table of its own."""
-    return HoodieTable(f"{table.base_path}/{METADATA_FOLDER}", table.storage.options)
+    """The metadata table of `table`, as a MERGE_ON_READ table of its own, its times allowing for
+    `table`'s clock skew (Hudi 1.x's metadata writer takes the data write config's time generator
+    settings): the run that opened it for its refusal checks writes through it."""
+    skew = table.write_config.get(opt.MAX_EXPECTED_CLOCK_SKEW_MS)
+    return HoodieTable(f"{table.base_path}/{METADATA_FOLDER}", table.storage.options,
+                       hoodie_conf=clock_skew_conf(skew))
 
 
 def _updatable(table: HoodieTable, definitions: Mapping[str, Mapping[str, Any]]) -> set[str]:

@@ -108,9 +108,8 @@ def fresh_compaction_time(metadata: MetadataTable, now: datetime | None = None) 
         parsed = parse_instant_time(pending.timestamp[:17])
         if parsed is not None:
             return format_instant_time(parsed - timedelta(milliseconds=1))
-    timeline = metadata.timeline
-    return new_instant_time([*timeline.timestamps, *timeline.completion_times.values()],
-                            metadata.config.timeline_timezone, now, metadata.clock_skew_ms)
+    return new_instant_time(metadata.timeline.all_times, metadata.config.timeline_timezone, now,
+                            metadata.clock_skew_ms)
 
 
 def deltacommits_since_compaction(metadata: MetadataTable) -> list[Instant]:

@@ -33,8 +33,11 @@ def check_metadata_rollback(mdt: HoodieTable, timeline: ActiveTimeline, failed: 
 
 
 def refuse_held_writes(table: HoodieTable, mdt: HoodieTable) -> None:
-    """`check_metadata_rollback` for every pending write of `table` a run may roll back, on one read
-    of each timeline, before anything is written."""
+    """`check_metadata_rollback` for every pending write of `table`, on one read of each timeline,
+    before anything is written. Every one, not only this run's targets (which the refusal does not
+    know yet): broader than Java, which checks each rollback's own write. A failed write a compaction
+    holds needs a restore whoever rolls it back; a live one it holds (a writer whose clock is behind
+    the compaction's) refuses an unrelated rollback too, which Java would run."""
     timeline = mdt.reload_timeline()
     for write in table.reload_timeline().pending_writes_timeline():
         check_metadata_rollback(mdt, timeline, write.timestamp)

@@ -275,8 +275,8 @@ class ArchivedTimelineV2(Timeline):
         completions = self._rows.column("completionTime").to_pylist()
         return first_per_requested_time((t, c or t) for t, c in zip(times, completions, strict=True))
 
-
     def completion_time(self, instant: Instant) -> str | None:
+        """The row's own completion time: a savepoint row beside its commit's keeps its later one."""
         return self._finished.get((instant.timestamp, instant.action))
 
     @cached_property

@@ -201,6 +201,6 @@ class LayoutTwoTimeline(ActiveTimeline):
         `completion_time` given (a writer replaying a history on its own clock: the demo)."""
         if not instant.is_completed:
             return f"{self.folder}/{instant.file_name}"
-        after = [*self.timestamps, *self.finished.values()]
-        completion = completion_time or generate_completion_time(after, self.timezone, self.clock_skew_ms)
+        completion = completion_time or generate_completion_time(self.all_times, self.timezone,
+                                                                 self.clock_skew_ms)
         return f"{self.folder}/{layout2_file_name(instant, completion)}"

@@ -99,9 +99,17 @@ class Timeline:
 
     def completion_time(self, instant: Instant) -> str | None:
         """When `instant` (completed) completed, where the timeline records it (Hudi's
-        HoodieInstant.getCompletionTime): its own time, not the one its requested time answers
-        with in `completion_times`, which a savepoint sharing a commit's time does not move."""
+        HoodieInstant.getCompletionTime). A savepoint shares its commit's requested time and
+        completes later, so a layout that can hold both keeps each instant's own time and overrides
+        this; here `completion_times` answers, right where a requested time is one instant's."""
         return self.completion_times.get(instant.timestamp) if instant.is_completed else None
+
+    @property
+    def all_times(self) -> list[str]:
+        """Every requested time and every instant's own completion time: a new instant or completion
+        time made beside this timeline must come after each, a savepoint's later completion too."""
+        completions = (self.completion_time(i) for i in self.instants if i.is_completed)
+        return [*self.timestamps, *(t for t in completions if t is not None)]
 
     def is_before_timeline_starts(self, ts: str) -> bool:
         """Hudi's `isBeforeTimelineStarts`: `ts` precedes the first instant of this timeline."""

@@ -20,6 +20,7 @@ from support.refdata import table_zips, unzip_table
 from hudi_assets.avro import deserialize_metadata
 from hudi_assets.cli import main
 from hudi_assets.metadata import MetadataTable
+from hudi_assets.metadata.clean_records import refuse_unknown_partitions
 from hudi_assets.metadata.compaction import (
     compaction_due,
     compaction_plan,
@@ -271,3 +272,15 @@ def test_the_1x_status_names_the_compaction_time_by_the_services_clock(unzipped,
     compaction = MetadataServices(table, clock=lambda: later).status().compaction
     assert compaction.due and compaction.instant == format_instant_time(
         now_in_zone(table.config.timeline_timezone, later))
+
+
+def test_the_metadata_table_a_clean_or_rollback_writes_through_allows_for_the_data_tables_skew(unzipped,
+                                                                                                tmp_path):
+    """A clean and a rollback hand the writer the metadata table their refusal checks opened (the 1.x
+    rollback sink rolls its deltacommit back through it): that one takes the data table's skew too,
+    not the 200 ms default."""
+    base = _copy(unzipped, "v9_mor", tmp_path)
+    skewed = HoodieTable(str(base), hoodie_conf={"hoodie.time.generator.max_expected_clock_skew_ms": 0})
+    opened = refuse_unknown_partitions(skewed, "clean")
+    assert opened.reload_timeline().clock_skew_ms == 0
+    assert MetadataTableWriter(skewed, metadata_table=opened).open().reload_timeline().clock_skew_ms == 0

@@ -64,3 +64,13 @@ def test_a_new_completion_time_passes_a_savepoints_ahead_of_this_clock(tmp_path)
     timeline = load_active_timeline(storage, TableConfig(PROPS))
     path = timeline.new_state_file_path(Instant("20240101000000300", "clean"))
     assert path.rpartition("/")[2].split(".")[0].split("_")[1] > ahead
+
+
+def test_every_time_a_new_one_must_pass_counts_each_instants_own_completion(tmp_path):
+    """One list serves a new completion time here and the metadata table's fresh compaction time:
+    the requested times and each completed instant's own completion time, the savepoint's too; a
+    timeline without the savepoint (a delete's preview) no longer counts its time."""
+    timeline = load_active_timeline(_table(tmp_path, "20240101000000900"), TableConfig(PROPS))
+    assert sorted(timeline.all_times) == [COMMIT, COMMIT, "20240101000000200", "20240101000000900"]
+    gone = [i for i in timeline.state_files if i.action == "savepoint"]
+    assert sorted(timeline.without(gone).all_times) == [COMMIT, "20240101000000200"]
