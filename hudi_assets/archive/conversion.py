@@ -106,8 +106,8 @@ _WRITE_STAT_COLUMNS = (
 # The fields of a commit file's JSON that the Avro records hold, of the kinds Jackson writes them:
 # msgspec decodes a file into these directly (skipping every other key without building it), about
 # five times faster than `json.loads` builds the whole tree. A file holding anything else there (a
-# number as a string, a float) or JSON that only Python's reader takes (NaN, UTF-16, a lone
-# surrogate) is read by `json.loads` and converted from the dict as before.
+# number as a string, a float), bytes that are not strict UTF-8, or JSON that only Python's reader
+# takes (NaN, UTF-16, a lone surrogate) is read by `json.loads` and converted from the dict as before.
 _WriteStatFields = msgspec.defstruct(
     "_WriteStatFields", [(name, str | None if kind == "str" else int | None, None)
                          for name, kind in _WRITE_STAT_COLUMNS if kind != "null"], gc=False)
@@ -205,12 +205,15 @@ def convert_commit_metadata(obj: dict[str, Any] | _CommitFields, replace: bool =
 def _commit_record(data: bytes, path: str, replace: bool = False) -> dict[str, Any]:
     """The Avro record of a commit file's JSON, converted from the parsed JSON itself (no
     `CommitMetadata` in between: this runs once per archived commit file): decoded into
-    `_CommitFields` where it can be, else parsed by `json.loads`, whose errors and conversions stay.
+    `_CommitFields` where it can be (strict UTF-8 only), else parsed by `json.loads`, whose errors and
+    conversions stay.
     HoodieCommitMetadata.fromBytes reads an empty file as a new, empty instance; anything else must be
     valid commit metadata (else CorruptFileError)."""
     try:
+        if not data.isascii():  # msgspec skips other keys' strings without checking their UTF-8
+            data.decode()
         obj: dict[str, Any] | _CommitFields = _DECODERS[replace].decode(data)
-    except msgspec.DecodeError:  # ValidationError too
+    except (msgspec.DecodeError, UnicodeDecodeError):  # DecodeError: ValidationError too
         obj = commit_json_object(data, path)
     try:
         return convert_commit_metadata(obj, replace)

@@ -180,7 +180,8 @@ def metadata_table_fence(table: HoodieTable, fence_at: Callable[[str], Fence] | 
     if not mdt.exists(f"{METAFOLDER}/hoodie.properties"):
         return Fence(METADATA_TABLE, "", "hoodie.table.metadata.partitions lists 'files' but the metadata "
                                          f"table at {METADATA_TABLE_FOLDER} is missing: nothing is archived")
-    compaction = load_timeline(mdt).filter_actions({COMMIT}).filter_completed().last()
+    # getLatestCompactionTime: its last completed commit or replacecommit (a dropped metadata partition's)
+    compaction = load_timeline(mdt).filter_actions({COMMIT, REPLACE_COMMIT}).filter_completed().last()
     if compaction is None:
         return Fence(METADATA_TABLE, "", "metadata table has no completed compaction yet: nothing is "
                                          "archived")

@@ -232,6 +232,27 @@ def test_a_missing_metadata_table_the_config_lists_archives_nothing(tmp_path, ve
     assert not sel.instants and not sel.state_files
 
 
+@pytest.mark.parametrize("version", [6, 9])
+def test_the_metadata_table_fence_takes_a_later_replacecommit_there_as_its_compaction(tmp_path, version):
+    """Hudi's latest metadata-table compaction is the last completed commit or replacecommit there
+    (0.15 getCommitTimeline, 1.x getCommitAndReplaceTimeline): dropping a metadata partition writes a
+    replacecommit on the metadata table, and the fence moves to it."""
+    b = TableBuilder(tmp_path, version=version, props={"hoodie.table.metadata.partitions": "files"})
+    _commits(b, 40)
+    mdt = TableBuilder(tmp_path / ".hoodie/metadata", "MERGE_ON_READ", partitioned=False, version=version,
+                       props={"hoodie.table.name": "t_metadata"})
+    compacted, dropped = ts(12)[:-5] + "15000", ts(20)[:-5] + "15000"
+    mdt.compaction(compacted, state=State.COMPLETED)
+    mdt.commit(dropped, {}, operation="DELETE_PARTITION", replaced={"column_stats": ["col-stats-0000"]})
+    select = select_instants_to_archive if version == 6 else select_instants_to_archive_v2
+    table = b.table()
+    sel = select(table, SMALL, table.active_timeline)
+    fence = next(f for f in sel.fences if f.name == "metadata table")
+    assert fence.instant == (dropped if version == 6 else ts(20))
+    assert f"latest metadata-table compaction {dropped}" in fence.reason
+    assert _times(sel.instants) == [ts(i) for i in range(20 if version == 9 else 21)]
+
+
 def test_config_sources_and_validation(tmp_path):
     b = TableBuilder(tmp_path, props={"hoodie.keep.min.commits": "7"})
     props = tmp_path / "p.properties"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import NamedTuple
 
 import fastavro
@@ -262,3 +263,34 @@ def test_commit_files_convert_as_their_json_loads_dicts(tmp_path, name, replace)
     assert unencoded(payload) == unencoded(expected)
     schema = json.loads(ENTRY)
     assert encode_avro_record(entry, ENTRY) == _fastavro(schema, entry)
+
+
+NOT_UTF8 = {  # where json.loads (and so the archive) rejects the file, or takes it through 'surrogatepass'
+    "invalid byte in a key nothing reads": (b'"cdcStats"', b'"cdc\xffStats"'),
+    "overlong encoding in a value nothing reads": (b'"totalScanTime"', b'"total\xc0\xafScanTime"'),
+    "invalid byte in a path": (b'"p/f1.parquet"', b'"p/f1\xff.parquet"'),
+    "surrogate's bytes in a value nothing reads": (b'"totalScanTime"', b'"total\xed\xa0\x80ScanTime"'),
+}
+
+
+@pytest.mark.parametrize("name", NOT_UTF8)
+def test_commit_files_not_in_utf8_archive_as_json_loads_reads_them(tmp_path, name):
+    """msgspec checks the UTF-8 of the strings it decodes only (a bad byte elsewhere passed, one there
+    escaped as UnicodeDecodeError): such a file fails naming it, as `json.loads` rejects it."""
+    old, new = NOT_UTF8[name]
+    data = _jackson([_stat(n) for n in range(COLUMNS_FROM + 4)]).replace(old, new)
+    assert data.count(new) >= 1
+    storage = Storage(str(tmp_path))
+    write_table_config(storage, {"hoodie.table.name": "t", "hoodie.table.type": "COPY_ON_WRITE",
+                                 "hoodie.table.version": "6"})
+    storage.write(".hoodie/20240101000000000.commit", data)
+    timeline = HoodieTable(storage).active_timeline
+    try:
+        expected = convert_commit_metadata(json.loads(data))
+    except UnicodeDecodeError as exc:
+        with pytest.raises(CorruptFileError, match=r"20240101000000000\.commit: is not valid commit metadata "
+                                                   rf"JSON \({re.escape(str(exc))}\)"):
+            to_archived_entry(timeline, next(iter(timeline.state_files)))
+    else:
+        entry = to_archived_entry(timeline, next(iter(timeline.state_files)))
+        assert unencoded(entry["hoodieCommitMetadata"]) == unencoded(expected)
