@@ -4,6 +4,7 @@ exactly what the local engine deletes, and only the plan's names come back to th
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from datetime import UTC, datetime
@@ -36,7 +37,8 @@ class RecordingEngine(SparkEngine):
 
     def map(self, fn, items, parallelism=None):
         results = super().map(fn, items, parallelism)
-        self.returned.extend(results)
+        # A copy: the planner empties each decision's names as it turns them into paths.
+        self.returned.extend(copy.deepcopy(results))
         return results
 
 
