@@ -21,7 +21,7 @@ anything is written. `DeltacommitRollbackSink` is both, as the rollback's `Metad
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from hudi_assets.exceptions import UnsupportedTableError
@@ -81,18 +81,25 @@ class DeltacommitRollbackSink:
         self._metadata_table: HoodieTable | None = None  # opened once, by the refusal check
 
     def refuse_unwritable(self, action: str) -> None:
-        """Before anything is written: the metadata table opens (its own version and layout), and no
-        pending data write has a metadata deltacommit a compaction already holds (`validateRollback`
-        for every write the run may roll back)."""
+        """Before anything is written: the metadata table opens (its own version and layout)."""
         mdt = open_metadata_table(self.table)
         if mdt.config.table_version != self.table.config.table_version:
             raise UnsupportedTableError(
                 f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version {mdt.config.table_version} "
                 f"beside a table version {self.table.config.table_version} table; cannot {action} it")
-        refuse_held_writes(self.table, mdt)
         self._metadata_table = mdt
+
+    def validate_rollback(self, instant_times: Collection[str]) -> None:
+        """Before anything is written: no write the run rolls back has a metadata deltacommit a
+        compaction already holds (`validateRollback`)."""
+        refuse_held_writes(self._opened(), instant_times)
 
     def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,
                  listener: Listener) -> None:
-        mdt = self._metadata_table or open_metadata_table(self.table)
-        roll_back_metadata_deltacommit(mdt, plan.instant_time, rollback_time, listener)
+        roll_back_metadata_deltacommit(self._opened(), plan.instant_time, rollback_time, listener)
+
+    def _opened(self) -> HoodieTable:
+        """The metadata table as the refusal check opened it (opened here if it did not run)."""
+        if self._metadata_table is None:
+            self._metadata_table = open_metadata_table(self.table)
+        return self._metadata_table

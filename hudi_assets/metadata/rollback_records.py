@@ -17,11 +17,11 @@ the failed instant's state files go and `<t>.rollback` is written, under the sam
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from hudi_assets.listener import Listener, Step
-from hudi_assets.metadata.clean_records import refuse_unknown_partitions
+from hudi_assets.metadata.clean_records import open_metadata_table, refuse_unknown_partitions
 from hudi_assets.metadata.deltacommit_rollback import DeltacommitRollbackSink
 from hudi_assets.metadata.payloads import MetadataRecord, partition_files_record
 from hudi_assets.metadata.rollback_validation import check_metadata_rollback, refuse_held_writes
@@ -72,9 +72,9 @@ def update_metadata_table(table: HoodieTable, rollback_time: str, rollback_metad
 
 class MetadataTableSink:
     """What a rollback of `table`'s data hands the metadata table (`rollback.executor.MetadataSink`):
-    the refusal of a metadata table hudi-assets cannot keep in step, and steps 1 and 2 above. On
-    Hudi 1.x tables (delete-only rollbacks) Hudi writes no records: the failed write's metadata
-    deltacommit is rolled back instead (`deltacommit_rollback.DeltacommitRollbackSink`)."""
+    the refusal of a metadata table hudi-assets cannot keep in step or of a write it holds, and steps
+    1 and 2 above. On Hudi 1.x tables (delete-only rollbacks) Hudi writes no records: the failed
+    write's metadata deltacommit is rolled back instead (`deltacommit_rollback.DeltacommitRollbackSink`)."""
 
     def __init__(self, table: HoodieTable):
         self.table = table
@@ -86,7 +86,12 @@ class MetadataTableSink:
             self._hudi_1x.refuse_unwritable(action)
         else:
             self._metadata_table = refuse_unknown_partitions(self.table, action)
-            refuse_held_writes(self.table, self._metadata_table)
+
+    def validate_rollback(self, instant_times: Collection[str]) -> None:
+        if self._hudi_1x is not None:
+            self._hudi_1x.validate_rollback(instant_times)
+        else:
+            refuse_held_writes(self._metadata_table or open_metadata_table(self.table), instant_times)
 
     def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,
                  listener: Listener) -> None:

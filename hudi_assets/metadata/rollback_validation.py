@@ -3,12 +3,15 @@ compaction is inside a compacted base file, so a rollback cannot undo it there a
 restore. The rule differs by version, as Java's does: 0.15 (release-0.15.0) compares every rolled-back
 write with the compaction time as strings (`<t>001` sorts after `<t>`); 1.x (1.0.x) checks only a
 write whose deltacommit the metadata timeline holds, and only against a compaction time of the same
-length (its compactions take fresh times). Java checks when the metadata table is written, after the
-data rollback's deletes; hudi-assets checks every pending write the run may roll back before anything
+length (its compactions take fresh times). Both check the write each rollback undoes (0.15's
+`update(HoodieRollbackMetadata)` takes `commitsRollback[0]`), when the metadata table is written,
+after the data rollback's deletes; hudi-assets checks the writes the run rolls back before anything
 is written too (`refuse_held_writes`), as every refusal comes before the first delete.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from hudi_assets.exceptions import HudiInputError
 from hudi_assets.table import HoodieTable
@@ -32,12 +35,11 @@ def check_metadata_rollback(mdt: HoodieTable, timeline: ActiveTimeline, failed: 
         f"compaction {compaction.timestamp}; nothing was deleted. Restore the table with Hudi instead")
 
 
-def refuse_held_writes(table: HoodieTable, mdt: HoodieTable) -> None:
-    """`check_metadata_rollback` for every pending write of `table`, on one read of each timeline,
-    before anything is written. Every one, not only this run's targets (which the refusal does not
-    know yet): broader than Java, which checks each rollback's own write. A failed write a compaction
-    holds needs a restore whoever rolls it back; a live one it holds (a writer whose clock is behind
-    the compaction's) refuses an unrelated rollback too, which Java would run."""
-    timeline = mdt.reload_timeline()
-    for write in table.reload_timeline().pending_writes_timeline():
-        check_metadata_rollback(mdt, timeline, write.timestamp)
+def refuse_held_writes(mdt: HoodieTable, instant_times: Iterable[str]) -> None:
+    """`check_metadata_rollback` for each write a run rolls back (`instant_times`), on one read of the
+    metadata timeline under the run's lock (the refusal's, when it read it), before anything is written.
+    Only those, as Java: another pending write the compaction holds (a live one, whose writer's clock
+    is behind the compaction's) is no reason to refuse this rollback."""
+    timeline = mdt.active_timeline
+    for instant_time in instant_times:
+        check_metadata_rollback(mdt, timeline, instant_time)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hudi_assets.exceptions import DeleteFailedError
@@ -65,6 +65,10 @@ class MetadataSink(Protocol):
 
     def refuse_unwritable(self, action: str) -> None:
         """Refuse, before anything is written, a metadata table `action` could not keep in step."""
+
+    def validate_rollback(self, instant_times: Collection[str]) -> None:
+        """Refuse, before anything is written, a run that rolls back any of the writes `instant_times`
+        the metadata table cannot undo (`validateRollback`); other pending writes are not its concern."""
 
     def rollback(self, rollback_time: str, record: Mapping[str, Any], plan: RollbackPlan,
                  listener: Listener) -> None:

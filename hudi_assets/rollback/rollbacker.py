@@ -141,14 +141,15 @@ class Rollbacker:
         """Every `pending` rollback (as `pending_rollbacks` read them under `lock`, from the timeline
         the table then holds, which plans the writes), plus the given writes, newest first
         (rollbackFailedWrites). Every pending plan is checked and every new
-        rollback planned (its markers checked) before the first is requested or resumed: one refused
-        marker or plan leaves the whole table as it was."""
+        rollback planned (its markers checked), and the metadata table asked whether it can undo each
+        write planned (`MetadataSink.validate_rollback`), before the first is requested or resumed: one
+        refused marker, plan or write leaves the whole table as it was."""
         table = self.table
         timeline = table.active_timeline
         targets: dict[str, PendingRollback | None] = dict(pending)
         for instant_time in instant_times:
             targets.setdefault(instant_time, None)
-        planned: list[PendingRollback | RollbackPlan] = []
+        planned: dict[str, PendingRollback | RollbackPlan] = {}
         for instant_time in sorted(targets, reverse=True):
             if instant_time <= FULL_BOOTSTRAP_INSTANT:
                 log.warning("failed bootstrap %s is not rolled back by hudi-assets", instant_time)
@@ -159,8 +160,10 @@ class Rollbacker:
             else:
                 check_plan(table, found.plan, found.instant)
             if found is not None:
-                planned.append(found)
-        return [self._execute(found, lock, lazy) for found in planned]
+                planned[instant_time] = found
+        if planned and table.config.has_metadata_table:
+            self.metadata.validate_rollback(list(planned))
+        return [self._execute(found, lock, lazy) for found in planned.values()]
 
     def rollback_failed_writes(self, lock: HeldLock, failed: list[Instant] | None = None
                                ) -> list[ExecutedRollback]:

@@ -18,7 +18,9 @@ from hudi_assets.config import WriteConfig
 from hudi_assets.demo.generator import DemoTable
 from hudi_assets.engine import LocalEngine
 from hudi_assets.exceptions import HudiAssetsError
+from hudi_assets.heartbeat import heartbeat_path
 from hudi_assets.metadata import MetadataTable
+from hudi_assets.metadata.compaction import compact, compaction_instant_time
 from hudi_assets.metadata.initializer import initialize_from_filesystem
 from hudi_assets.metadata.payloads import partition_files_record
 from hudi_assets.metadata.rollback_records import MetadataTableSink
@@ -175,3 +177,60 @@ def test_a_write_the_metadata_compaction_holds_is_refused_before_any_delete(fail
     demo = failed_table("COPY_ON_WRITE")
     _refused_before_any_delete(demo, f"{demo.failed_instant}001.commit", 2,
                                "at or before the metadata table's latest compaction", capsys)
+
+
+def _live_write_the_compaction_holds(demo: DemoTable) -> str:
+    """Beside the demo's failed write B, a live write A whose writer's clock lags: the metadata table
+    compacted after its latest deltacommit, then A started at a time before that compaction's (two
+    writers with skewed clocks), while B is after it. Returns A's instant time."""
+    _with_metadata_table(demo, failed_deltacommit=False)
+    metadata = MetadataTable(demo.base_path)
+    latest = metadata.timeline.filter_completed().filter_actions({"deltacommit"}).last().timestamp
+    compaction = compact(metadata, compaction_instant_time(latest)).timestamp
+    last_commit = HoodieTable(demo.base_path).timeline.filter_completed().last().timestamp
+    live = f"{last_commit[:14]}000"  # the same second as the last commit, by a clock behind
+    assert live < last_commit < compaction < demo.failed_instant
+    hoodie = Path(demo.base_path) / ".hoodie"
+    for state_file in (f"{live}.commit.requested", f"{live}.inflight"):
+        (hoodie / state_file).write_bytes(b"")
+    beat = Path(demo.base_path) / heartbeat_path(live)
+    beat.parent.mkdir(parents=True, exist_ok=True)
+    beat.write_bytes(b"")  # renewed just now: its writer runs
+    return live
+
+
+def _state_files(demo: DemoTable, instant_time: str) -> list[str]:
+    hoodie = Path(demo.base_path) / ".hoodie"
+    return sorted(p.name for p in hoodie.iterdir() if p.name.startswith(instant_time))
+
+
+@pytest.mark.parametrize("face", ["rollback", "lazy-clean"])
+def test_a_live_write_the_compaction_holds_does_not_refuse_rolling_back_another(failed_table, face):
+    """0.15's validateRollback checks the write being rolled back (`commitsRollback[0]`), not every
+    pending one: rolling back B goes on, and A, which the compaction holds, stays pending."""
+    demo = failed_table("COPY_ON_WRITE")
+    live = _live_write_the_compaction_holds(demo)
+    held = _state_files(demo, live)
+    if face == "rollback":
+        assert main(["rollback", demo.base_path, demo.failed_instant]) == 0
+    else:
+        table = HoodieTable(demo.base_path)
+        config = CleanConfig.from_write_config(WriteConfig.load(table.config.props, None, {
+            "hoodie.cleaner.policy.failed.writes": "LAZY", "hoodie.cleaner.commits.retained": "10"}))
+        Cleaner(table, config, LocalEngine()).clean()
+    assert not _state_files(demo, demo.failed_instant)
+    assert _state_files(demo, live) == held
+    gone = {rel for rel in demo.failed_files if not (Path(demo.base_path) / rel).exists()}
+    assert gone and not gone & _listed(demo)
+    assert main(["metadata", demo.base_path, "--validate"]) == 0
+    assert read_rows(demo.base_path) == expected_rows(demo)
+
+
+def test_rolling_back_the_write_the_compaction_holds_is_still_refused(failed_table, capsys):
+    """The target itself held: refused (exit 2) before anything is written, even with --force."""
+    demo = failed_table("COPY_ON_WRITE")
+    live = _live_write_the_compaction_holds(demo)
+    files = {str(p): p.read_bytes() for p in Path(demo.base_path).rglob("*") if p.is_file()}
+    assert main(["rollback", demo.base_path, live, "--force"]) == 2
+    assert f"write {live} being rolled back is at or before" in capsys.readouterr().err
+    assert {str(p): p.read_bytes() for p in Path(demo.base_path).rglob("*") if p.is_file()} == files
