@@ -462,7 +462,8 @@ class CleanPlanner:
                 return [plan_listed_partition(ctx, task, names, sizes)
                         for task, (names, sizes) in zip(chunk, listed, strict=True)]
 
-            decided = self.engine.map_chunks_in_processes(decide, [tasks[n] for n in by_key], batch_size)
+            decided = self.engine.map_chunks_in_processes(decide, [tasks[n] for n in by_key], batch_size,
+                                                          before_fork=_import_columnar)
             decisions: list[PartitionDecision] = [None] * len(tasks)  # type: ignore[list-item]
             for n, decision in zip(by_key, decided, strict=True):
                 decisions[n] = decision
@@ -473,7 +474,7 @@ class CleanPlanner:
             listed = metadata.listed_in_partitions([task.partition for task in batch])
             items = [(task, *files) for task, files in zip(batch, listed, strict=True)]
             decisions += store_map(self.engine, True, lambda item: plan_listed_partition(ctx, *item), items,
-                                   len(items))
+                                   len(items), before_fork=_import_columnar)
         return decisions
 
     def plan(self) -> CleanerPlan:
