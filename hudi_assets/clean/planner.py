@@ -464,10 +464,8 @@ class CleanPlanner:
 
             decided = self.engine.map_chunks_in_processes(decide, [tasks[n] for n in by_key], batch_size,
                                                           before_fork=_import_columnar)
-            decisions: list[PartitionDecision] = [None] * len(tasks)  # type: ignore[list-item]
-            for n, decision in zip(by_key, decided, strict=True):
-                decisions[n] = decision
-            return decisions
+            by_index = dict(zip(by_key, decided, strict=True))  # task index -> its decision
+            return [by_index[n] for n in range(len(tasks))]
         decisions = []
         for start in range(0, len(tasks), batch_size):
             batch = tasks[start:start + batch_size]
