@@ -122,12 +122,12 @@ class LocalEngine:
         return self._imap(fn, False, items, chunk_size, meanwhile, before_fork=before_fork)
 
     def map_chunks_in_processes(self, fn: Callable[[Sequence[T]], list[R]], items: Sequence[T],
-                                most: int) -> list[R]:
+                                most: int, before_fork: Callable[[], Any] | None = None) -> list[R]:
         """`map_in_processes` of a function of a whole chunk of items (a list of one result per item,
         in order), for work whose cost per call the items of a chunk share (one numpy pass over all
         their names): a few chunks per worker, of `most` items at most. Without workers, chunk by
         chunk here."""
-        return list(self._imap(fn, True, items, most, None))
+        return list(self._imap(fn, True, items, most, None, before_fork=before_fork))
 
     def _imap(self, fn: Callable[[Any], Any], chunked: bool, items: Sequence[T], chunk_size: int | None,
               meanwhile: Callable[[], Any] | None, *,

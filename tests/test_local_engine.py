@@ -254,19 +254,26 @@ import json, os
 from hudi_assets.engine import LocalEngine, store_map
 seen = []
 out = []
-for engine in (LocalEngine(processes=2, process_min_items=2), LocalEngine(processes=1)):
-    seen.clear()
-    results = store_map(engine, True, lambda x: (len(seen), os.getpid()), list(range(20)), 4,
-                        before_fork=lambda: seen.append(os.getpid()))
-    out.append({"seen": list(seen), "workers_saw": sorted({n for n, _ in results}),
-                "pids": sorted({pid for _, pid in results} - {os.getpid()})})
+def each(engine, fn, items, before_fork):
+    return store_map(engine, True, fn, items, 4, before_fork=before_fork)
+def chunks(engine, fn, items, before_fork):
+    return engine.map_chunks_in_processes(lambda chunk: list(map(fn, chunk)), items, 3, before_fork)
+for way in (each, chunks):
+    for engine in (LocalEngine(processes=2, process_min_items=2), LocalEngine(processes=1)):
+        seen.clear()
+        results = way(engine, lambda x: (len(seen), os.getpid()), list(range(20)),
+                      lambda: seen.append(os.getpid()))
+        out.append({"seen": list(seen), "workers_saw": sorted({n for n, _ in results}),
+                    "pids": sorted({pid for _, pid in results} - {os.getpid()})})
 print(json.dumps([out, os.getpid()]))
 """
 
 
 def test_before_fork_runs_once_in_the_parent_and_the_workers_inherit_it():
     """What each worker would repeat (an import) runs once in the parent before the fork, so every
-    worker starts with its effects; where nothing forks it does not run at all."""
-    (forked, alone), parent = json.loads(_fresh(BEFORE_FORK))
-    assert forked["seen"] == [parent] and forked["pids"] and forked["workers_saw"] == [1]
-    assert alone["seen"] == [] and alone["pids"] == []
+    worker starts with its effects; where nothing forks it does not run at all. Item by item
+    (`store_map`) and chunk by chunk (`map_chunks_in_processes`) alike."""
+    runs, parent = json.loads(_fresh(BEFORE_FORK))
+    for forked, alone in (runs[:2], runs[2:]):
+        assert forked["seen"] == [parent] and forked["pids"] and forked["workers_saw"] == [1]
+        assert alone["seen"] == [] and alone["pids"] == []

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from hudi_assets.archive.config import ArchiveConfig, KeepRange, keep_range
 from hudi_assets.exceptions import InvalidConfigError
+from hudi_assets.metadata.keys import FILES
 from hudi_assets.storage import Storage
 from hudi_assets.table import METADATA_TABLE_FOLDER, HoodieTable
 from hudi_assets.timeline.instant import (
@@ -26,7 +27,6 @@ from hudi_assets.timeline.instant import (
 from hudi_assets.timeline.metadata import requested_plan
 from hudi_assets.timeline.timeline import METAFOLDER, ActiveTimeline, Timeline
 
-FILES_PARTITION = "files"
 METADATA_TABLE = "metadata table"  # the name of its fence
 # Hudi groups clean and rollback instants in a HashMap keyed by action: this is its iteration order.
 _CLEAN_ROLLBACK_ORDER = (ROLLBACK, CLEAN)
@@ -174,7 +174,7 @@ def metadata_table_fence(table: HoodieTable, fence_at: Callable[[str], Fence] | 
     compaction (0.15). `fence_at` makes the fence of that compaction's time instead (1.x: by
     completion time); `load_timeline` reads the metadata table's timeline (0.15: its layout-1
     `.hoodie/` as it is)."""
-    if FILES_PARTITION not in table.config.metadata_partitions:
+    if FILES not in table.config.metadata_partitions:
         return None
     mdt = Storage(f"{table.storage.base_uri}/{METADATA_TABLE_FOLDER}", table.storage.options)
     if not mdt.exists(f"{METAFOLDER}/hoodie.properties"):

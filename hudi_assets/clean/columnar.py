@@ -14,16 +14,13 @@ from `build_file_groups`, is left to the general path (None).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
 
 import numpy as np
 
 from hudi_assets.fsview import LogFile, is_checksum_file
-from hudi_assets.java_collections import JavaHashMap, java_string_hash
+from hudi_assets.java_collections import JavaHashMap, java_string_hash, java_string_hash_array
 
 _S = np.strings
-_MOD32 = 1 << 32
-_LOW32 = np.uint64(_MOD32 - 1)
 
 
 def decide_base_files(partition: str, names: list[str], base_extension: str, *, ectr: str | None,
@@ -91,30 +88,8 @@ def _view_positions(partition: str, file_ids: list[bytes]) -> np.ndarray:
     insertion order (as `planner._in_view_order`)."""
     view = JavaHashMap(max(len(file_ids) * 4 // 3 + 1, 16))
     view.put_each(file_ids)  # the capacity a put of each leaves
-    hashes = java_string_hash_array(file_ids) ^ np.uint64(java_string_hash(partition) % _MOD32)
-    buckets = (hashes ^ (hashes >> np.uint64(16))) & np.uint64(view.capacity - 1)
+    hashes = java_string_hash_array(file_ids) ^ np.uint32(java_string_hash(partition) & 0xFFFFFFFF)
+    buckets = (hashes ^ (hashes >> 16)) & (view.capacity - 1)
     positions = np.empty(len(file_ids), dtype=np.intp)
     positions[np.argsort(buckets, kind="stable")] = np.arange(len(file_ids))
     return positions
-
-
-def java_string_hash_array(texts: list[bytes]) -> np.ndarray:
-    """`String.hashCode()` of ASCII byte strings, unsigned (uint64 below 2**32), in one matrix product.
-
-    The bytes of all are one matrix, zero-padded on the right to the longest; a hash over a padded row
-    is the string's hash times 31 per padding byte, which multiplying by 31's inverse modulo 2**32 as
-    often undoes (uint64 products wrap modulo 2**64, which keeps every value right modulo 2**32)."""
-    matrix = np.array(texts, dtype=np.bytes_)
-    width = matrix.itemsize
-    codes = matrix.view(np.uint8).reshape(len(texts), width).astype(np.uint64)
-    powers, inverse_powers = _powers_of_31(width)
-    padded = (codes @ powers) & _LOW32
-    return (padded * inverse_powers[width - _S.str_len(matrix)]) & _LOW32
-
-
-@cache
-def _powers_of_31(width: int) -> tuple[np.ndarray, np.ndarray]:
-    """(31**(width-1-j) for each column j, 31**-d for each padding d in 0..width), modulo 2**32."""
-    inverse = pow(31, -1, _MOD32)
-    return (np.array([pow(31, width - 1 - j, _MOD32) for j in range(width)], dtype=np.uint64),
-            np.array([pow(inverse, d, _MOD32) for d in range(width + 1)], dtype=np.uint64))

@@ -420,14 +420,19 @@ class CleanPlanner:
 
         return visit
 
-    def decide(self, partitions: list[str] | None, ectr: Instant | None) -> list[PartitionDecision]:
+    def decide(self, partitions: list[str] | None, ectr: Instant | None,
+               listed: dict[str, dict[str, int]] | None = None) -> list[PartitionDecision]:
         """One engine task per partition (parallelism min(#partitions, cleaner.parallelism)), each
         listing its partition once. `partitions` None: every partition, decided in the task of the
-        table-wide discovery that lists it."""
+        table-wide discovery that lists it. `listed`: the metadata table's listing the caller has
+        read already (`MetadataTable.files_in_partitions`; the status report's), decided from instead
+        of read again when the plan reads the metadata table."""
         ctx = self._context(ectr)
         if self.metadata is not None:
-            return self._decide_from_metadata(ctx, self.all_partitions() if partitions is None
-                                              else partitions)
+            partitions = self.all_partitions() if partitions is None else partitions
+            if listed is not None:
+                return self._decide_listed(ctx, partitions, listed)
+            return self._decide_from_metadata(ctx, partitions)
         if partitions is None:
             found = discover_partitions(self.table.storage, self.engine, self.config.parallelism,
                                         self.partition_decider(ectr), before_fork=_import_columnar)
@@ -462,19 +467,32 @@ class CleanPlanner:
                 return [plan_listed_partition(ctx, task, names, sizes)
                         for task, (names, sizes) in zip(chunk, listed, strict=True)]
 
-            decided = self.engine.map_chunks_in_processes(decide, [tasks[n] for n in by_key], batch_size)
-            decisions: list[PartitionDecision] = [None] * len(tasks)  # type: ignore[list-item]
-            for n, decision in zip(by_key, decided, strict=True):
-                decisions[n] = decision
-            return decisions
+            decided = self.engine.map_chunks_in_processes(decide, [tasks[n] for n in by_key], batch_size,
+                                                          before_fork=_import_columnar)
+            by_index = dict(zip(by_key, decided, strict=True))  # task index -> its decision
+            return [by_index[n] for n in range(len(tasks))]
         decisions = []
         for start in range(0, len(tasks), batch_size):
             batch = tasks[start:start + batch_size]
             listed = metadata.listed_in_partitions([task.partition for task in batch])
             items = [(task, *files) for task, files in zip(batch, listed, strict=True)]
             decisions += store_map(self.engine, True, lambda item: plan_listed_partition(ctx, *item), items,
-                                   len(items))
+                                   len(items), before_fork=_import_columnar)
         return decisions
+
+    def _decide_listed(self, ctx: PlanContext, partitions: list[str],
+                       listed: dict[str, dict[str, int]]) -> list[PartitionDecision]:
+        """`_decide_from_metadata` from a listing read already; partitions it lacks are read."""
+        if not partitions:
+            return []
+        missing = [p for p in partitions if p not in listed]
+        if missing:
+            listed = {**listed, **self.metadata.files_in_partitions(missing)}
+        by_partition = self._tasks_by_partition()
+        items = [(by_partition.get(p) or PartitionTask(p, {}, {}, frozenset()), list(listed[p]), listed[p])
+                 for p in partitions]
+        return store_map(self.engine, True, lambda item: plan_listed_partition(ctx, *item), items,
+                         min(len(items), self.config.parallelism), before_fork=_import_columnar)
 
     def plan(self) -> CleanerPlan:
         """The plan Hudi 0.15 would request (CleanPlanActionExecutor.requestClean)."""

@@ -99,12 +99,8 @@ class MetadataTable:
         records: dict[str, FilesRecord] = {}
         for file_slice in self.file_slices(FILES):
             records.update(read_files_records(self.storage, file_slice, self.block_filter))
-        all_partitions = records.get(ALL_PARTITIONS_KEY)
-        if all_partitions is None:
-            raise CorruptFileError(self.storage.uri(FILES),
-                                   f"the files partition has no {ALL_PARTITIONS_KEY} record")
         listing = {}
-        for name in sorted(all_partitions.listed()):
+        for name in sorted(self._all_partitions_of(records).listed()):
             record = records.get(name)
             listing[data_partition(name)] = dict(sorted(record.listed().items())) if record else {}
         return FilesListing(listing)
@@ -118,7 +114,11 @@ class MetadataTable:
         """The `__all_partitions__` record, which the files partition always holds (written when it is
         initialized): without it, the partition cannot be read, and a lookup must not take every
         partition for empty. Looked up once (the snapshot does not change)."""
-        record = self._files_lookup.records([ALL_PARTITIONS_KEY]).get(ALL_PARTITIONS_KEY)
+        return self._all_partitions_of(self._files_lookup.records([ALL_PARTITIONS_KEY]))
+
+    def _all_partitions_of(self, records: Mapping[str, FilesRecord]) -> FilesRecord:
+        """The `__all_partitions__` record among `records` read from the files partition."""
+        record = records.get(ALL_PARTITIONS_KEY)
         if record is None:
             raise CorruptFileError(self.storage.uri(FILES),
                                    f"the files partition has no {ALL_PARTITIONS_KEY} record")

@@ -34,9 +34,10 @@ def help_text(name: str, kind: str = GAUGE_CLASS) -> str:
     return f"Generated from Dropwizard metric import (metric={name}, type={kind})"
 
 
-class _Gauges:
-    """A collector of Dropwizard-named gauges and timers (name -> the one run's seconds), exported as
-    DropwizardExports does; `kept`: metric families to export too (a textfile's earlier content)."""
+class _DropwizardExports:
+    """The collector of a run's Dropwizard-named gauges (name -> value) and timers (name -> the one
+    run's seconds), exported as simpleclient's DropwizardExports does; `kept`: metric families to
+    export too (a textfile's earlier content)."""
 
     def __init__(self, gauges: Mapping[str, float], timers: Mapping[str, float] | None = None,
                  kept: tuple = ()):
@@ -63,7 +64,7 @@ def _registry(gauges: Mapping[str, float], timers: Mapping[str, float] | None = 
     from prometheus_client import CollectorRegistry
 
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Gauges(gauges, timers, kept))
+    registry.register(_DropwizardExports(gauges, timers, kept))
     return registry
 
 

@@ -178,9 +178,9 @@ def _clean(table: HoodieTable, engine: Engine, now: datetime) -> tuple[ServiceHe
 
 def _list_facts(table: HoodieTable, engine: Engine, planner: CleanPlanner,
                 ectr: Instant | None) -> tuple[list[PartitionDecision], list[PartitionFacts]]:
-    """The plan's decisions and every partition's facts. Listed through the metadata table when the
-    planner reads it (the plan then reads it again for its partitions); else one discovery of the
-    table in which each partition task decides and sums up its partition."""
+    """The plan's decisions and every partition's facts, from one listing: through the metadata table
+    when the planner reads it (the plan decides from that read); else one discovery of the table in
+    which each partition task decides and sums up its partition."""
     limit = table.write_config.get(opt.PARQUET_SMALL_FILE_LIMIT)
     of = FactsOfPartitions(table.storage, planner.view.slicing, planner.view.is_committed, limit).of
     scope = planner.scope(ectr)
@@ -188,7 +188,7 @@ def _list_facts(table: HoodieTable, engine: Engine, planner: CleanPlanner,
         listed = planner.metadata.files_in_partitions(planner.metadata.partition_paths())
         facts = [of(p, list(files), DirectoryListing(list(files), [], dict(files)))
                  for p, files in listed.items()]
-        return planner.decide(scope, ectr), facts
+        return planner.decide(scope, ectr, listed), facts
     decide = planner.partition_decider(ectr)
     wanted = None if scope is None else set(scope)
 

@@ -7,11 +7,10 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hudi_assets.clean.columnar import decide_base_files, java_string_hash_array
+from hudi_assets.clean.columnar import decide_base_files
 from hudi_assets.clean.config import CleaningPolicy
 from hudi_assets.clean.planner import PartitionTask, PlanContext, _decide_partition
 from hudi_assets.fsview import BaseInstantSlicing, FileGroup, build_file_groups
-from hudi_assets.java_collections import java_string_hash
 
 PARTITION = "2024/01/02"
 INSTANTS = [f"202401010000000{n:02d}" for n in range(12)]
@@ -96,11 +95,3 @@ def test_partitions_it_cannot_read_as_the_object_path_does_are_left_to_it():
     assert decide(one, f"f1_1-0-1_{INSTANTS[1]}.parquet", "é") is None  # not ASCII
     assert decide(one, ".hoodie_partition_metadata", f".{one}.crc") == ([], False)
     assert decide(".hoodie_partition_metadata") == ([], True)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.text(st.characters(min_codepoint=1, max_codepoint=127), min_size=1, max_size=70),
-                min_size=1, max_size=20))
-def test_java_string_hash_array_is_string_hash_code(texts):
-    encoded = [text.encode() for text in texts]
-    assert java_string_hash_array(encoded).tolist() == [java_string_hash(t) & 0xFFFFFFFF for t in texts]

@@ -116,6 +116,22 @@ def test_status_reads_the_metadata_table_once(pristine, monkeypatch, capsys):
     assert len(opened) == 2
 
 
+def test_status_reads_the_files_listing_once(pristine, monkeypatch, capsys):
+    """The partitions' facts and the clean plan's decisions come from one read of the metadata
+    table's files listing: no partition's record is looked up twice."""
+    looked_up = []
+    listed_in_partitions = MetadataTable.listed_in_partitions
+
+    def counting(self, partitions):
+        looked_up.extend(partitions)
+        return listed_in_partitions(self, partitions)
+
+    monkeypatch.setattr(MetadataTable, "listed_in_partitions", counting)
+    report = _status(pristine, capsys, "--hoodie-conf", "hoodie.cleaner.commits.retained=1")
+    assert report["clean"]["files_to_delete"] > 0
+    assert sorted(looked_up) == sorted(MetadataTable(str(pristine)).files_listing.partitions)
+
+
 def test_status_counts_the_lsm_history_from_its_footers(tmp_path, monkeypatch, capsys):
     """On layout 2 the archived instants are counted from the history files' parquet footers, no row
     decoded, and the count is the archived timeline's."""
