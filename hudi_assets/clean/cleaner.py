@@ -48,7 +48,6 @@ from hudi_assets.transaction import HeldLock, table_lock
 log = logging.getLogger(__name__)
 
 METADATA_CLEAN_SUFFIX = "002"  # HoodieTableMetadataUtil.OperationSuffix.CLEAN
-SUFFIXED_METADATA_CLEAN_VERSIONS = frozenset({5, 6})  # Hudi 0.x's metadata tables; 1.x's take new times
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +248,7 @@ class Cleaner:
         version 8/9 metadata table at a new instant time (`writeClient.clean()`)."""
         table = self.table
         timeline = table.reload_timeline()
-        if table.is_metadata_table and table.config.table_version in SUFFIXED_METADATA_CLEAN_VERSIONS:
+        if table.is_metadata_table and not table.config.is_hudi_1x:  # 1.x's take new times
             latest = timeline.filter_completed().filter_actions({DELTA_COMMIT}).last()
             if latest is None:
                 raise HudiAssetsError(f"{table.base_path}: no completed deltacommit to clean after")

@@ -49,7 +49,6 @@ from hudi_assets.timeline.savepoint import completed_savepoints
 log = logging.getLogger(__name__)
 # Table versions (Hudi 1.x) whose incremental clean lists every partition once a savepoint the last
 # clean recorded is gone.
-_FULL_LISTING_AFTER_SAVEPOINT_DELETE = frozenset({8, 9})
 # Partitions of fewer names are decided object by object: faster there (the two meet near 90 names)
 # and numpy's import is left to tables with large partitions.
 _COLUMNAR_MIN_NAMES = 100
@@ -327,7 +326,7 @@ class CleanPlanner:
     def _lists_all_after_savepoint_deletes(self) -> bool:
         """Hudi 1.x (table versions 8, 9) scans every partition when a savepoint the last clean
         recorded is gone (CleanPlanner.isAnySavepointDeleted); 0.15 adds that savepoint's partitions."""
-        return self.table.config.table_version in _FULL_LISTING_AFTER_SAVEPOINT_DELETE
+        return self.table.config.is_hudi_1x
 
     def _removed_savepoints(self, clean: dict) -> list[str]:
         """The savepoints the last clean recorded (`savepointed_timestamps`) that are gone now."""

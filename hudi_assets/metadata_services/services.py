@@ -27,6 +27,7 @@ from hudi_assets.engine import Engine
 from hudi_assets.exceptions import HudiInputError, UnsupportedTableError
 from hudi_assets.heartbeat import HeartbeatConfig
 from hudi_assets.listener import QUIET, Listener, Step
+from hudi_assets.metadata.clean_records import WRITTEN_METADATA_VERSIONS
 from hudi_assets.metadata.compaction import (
     compaction_due,
     complete_pending_compaction,
@@ -47,7 +48,6 @@ log = logging.getLogger(__name__)
 
 QUIET_PERIOD_MS = 3_600_000  # no completed data instant this recent under `no_active_writer`
 SERVICES = ("compaction", "clean", "archive")
-WRITTEN_METADATA_VERSIONS = (6, 8, 9)  # 8/9: Hudi 1.x's instant naming (see metadata.compaction)
 
 
 class ActiveWriterError(HudiInputError):
@@ -154,9 +154,9 @@ class MetadataServices:
     def _refuse_unsupported(self) -> None:
         mdt = self.metadata_table
         if mdt.config.table_version not in WRITTEN_METADATA_VERSIONS:
+            versions = ", ".join(map(str, sorted(WRITTEN_METADATA_VERSIONS)))
             raise UnsupportedTableError(f"{mdt.storage.uri(PROPERTIES_FILE)}: metadata table version "
-                                        f"{mdt.config.table_version}; only versions "
-                                        f"{', '.join(map(str, WRITTEN_METADATA_VERSIONS))} are written")
+                                        f"{mdt.config.table_version}; only versions {versions} are written")
 
     def _finish_pending_compaction(self, result: ServicesResult) -> None:
         metadata = read_metadata(self.table)

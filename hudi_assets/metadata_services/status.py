@@ -21,7 +21,7 @@ from typing import Any
 from hudi_assets import config_options as opt
 from hudi_assets.archive import HoodieTimelineArchiver
 from hudi_assets.clean import Cleaner
-from hudi_assets.clean.cleaner import METADATA_CLEAN_SUFFIX, SUFFIXED_METADATA_CLEAN_VERSIONS
+from hudi_assets.clean.cleaner import METADATA_CLEAN_SUFFIX
 from hudi_assets.clean.plan import CleanerPlan
 from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.heartbeat import HeartbeatConfig, is_heartbeat_expired, last_heartbeat_ms
@@ -177,7 +177,7 @@ def clean_decision(cleaner: Cleaner) -> tuple[ServiceStatus, CleanerPlan | None]
     timeline = cleaner.table.active_timeline
     completed = timeline.filter_completed()
     latest = completed.filter_actions({DELTA_COMMIT}).last()
-    suffixed = cleaner.table.config.table_version in SUFFIXED_METADATA_CLEAN_VERSIONS
+    suffixed = not cleaner.table.config.is_hudi_1x
     instant = latest.timestamp + METADATA_CLEAN_SUFFIX if latest and suffixed else None  # 1.x: a new time
     if pending:
         return ServiceStatus(True, pending[0].instant.timestamp,
