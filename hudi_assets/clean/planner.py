@@ -87,6 +87,11 @@ class PartitionTask:
     savepointed: frozenset[str]
 
 
+def _task_of(tasks: dict[str, PartitionTask], partition: str) -> PartitionTask:
+    """`partition`'s task, or an empty one for a partition none of the timeline's sets touches."""
+    return tasks.get(partition) or PartitionTask(partition, {}, {}, frozenset())
+
+
 @dataclass(frozen=True, slots=True)
 class PartitionDecision:
     partition: str
@@ -414,7 +419,7 @@ class CleanPlanner:
         ctx, tasks = self._context(ectr), self._tasks_by_partition()
 
         def visit(partition: str, names: list[str], listing: DirectoryListing) -> PartitionDecision:
-            task = tasks.get(partition) or PartitionTask(partition, {}, {}, frozenset())
+            task = _task_of(tasks, partition)
             return plan_partition(ctx, task, names, listing)
 
         return visit
@@ -439,7 +444,7 @@ class CleanPlanner:
         if not partitions:
             return []
         by_partition = self._tasks_by_partition()
-        tasks = [by_partition.get(p) or PartitionTask(p, {}, {}, frozenset()) for p in partitions]
+        tasks = [_task_of(by_partition, p) for p in partitions]
         return store_map(self.engine, self.table.storage.is_local,
                          lambda task: list_and_plan_partition(ctx, task), tasks,
                          min(len(tasks), self.config.parallelism), before_fork=_import_columnar)
@@ -454,7 +459,7 @@ class CleanPlanner:
         before the fork costs less: 7% of a 100k-file plan.) Either way one chunk or batch of names
         at a time is held."""
         by_partition = self._tasks_by_partition()
-        tasks = [by_partition.get(p) or PartitionTask(p, {}, {}, frozenset()) for p in partitions]
+        tasks = [_task_of(by_partition, p) for p in partitions]
         batch_size = self.config.parallelism
         metadata = self.metadata
         if isinstance(self.engine, LocalEngine) and len(tasks) > batch_size:
@@ -488,7 +493,7 @@ class CleanPlanner:
         if missing:
             listed = {**listed, **self.metadata.files_in_partitions(missing)}
         by_partition = self._tasks_by_partition()
-        items = [(by_partition.get(p) or PartitionTask(p, {}, {}, frozenset()), list(listed[p]), listed[p])
+        items = [(_task_of(by_partition, p), list(listed[p]), listed[p])
                  for p in partitions]
         return store_map(self.engine, True, lambda item: plan_listed_partition(ctx, *item), items,
                          min(len(items), self.config.parallelism), before_fork=_import_columnar)
