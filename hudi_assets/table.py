@@ -65,8 +65,14 @@ class HoodieTable:
         """Its completion times wait out this table's allowed clock skew, as every instant time made
         here allows for it."""
         timeline = self.timeline_layout.load_active_timeline(self.storage, self.config)
-        timeline.clock_skew_ms = self.write_config.get(MAX_EXPECTED_CLOCK_SKEW_MS)
+        timeline.clock_skew_ms = self.clock_skew_ms
         return timeline
+
+    @property
+    def clock_skew_ms(self) -> int:
+        """The clock skew this table's writers allow for, which every instant and completion time made
+        for it (and for its metadata table) waits out."""
+        return self.write_config.get(MAX_EXPECTED_CLOCK_SKEW_MS)
 
     @property
     def timeline(self) -> ActiveTimeline:

@@ -29,7 +29,6 @@ from hudi_assets.clean.planner import CleanPlanner
 from hudi_assets.clean.reader_window import HeldBack
 from hudi_assets.clean.trigger import needs_cleaning
 from hudi_assets.clean.validation import PlanValidator, ValidationReport
-from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.discard import discard_instant
 from hudi_assets.engine import Engine, LocalEngine
 from hudi_assets.exceptions import DeleteFailedError, HudiAssetsError, HudiInputError, UnsupportedTableError
@@ -255,7 +254,7 @@ class Cleaner:
             return Instant(latest.timestamp + METADATA_CLEAN_SUFFIX, CLEAN, State.REQUESTED)
         instant_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
                                         table.config.timeline_timezone, self.clock(),
-                                        table.write_config.get(MAX_EXPECTED_CLOCK_SKEW_MS))
+                                        table.clock_skew_ms)
         return Instant(instant_time, CLEAN, State.REQUESTED)
 
     def validate_new(self, plan: CleanerPlan) -> ValidationReport:

@@ -70,9 +70,8 @@ def open_metadata_table(table: HoodieTable) -> HoodieTable:
     """The metadata table of `table`, as a MERGE_ON_READ table of its own, its times allowing for
     `table`'s clock skew (Hudi 1.x's metadata writer takes the data write config's time generator
     settings): the run that opened it for its refusal checks writes through it."""
-    skew = table.write_config.get(opt.MAX_EXPECTED_CLOCK_SKEW_MS)
     return HoodieTable(f"{table.base_path}/{METADATA_FOLDER}", table.storage.options,
-                       hoodie_conf=clock_skew_conf(skew))
+                       hoodie_conf=clock_skew_conf(table.clock_skew_ms))
 
 
 def _updatable(table: HoodieTable, definitions: Mapping[str, Mapping[str, Any]]) -> set[str]:

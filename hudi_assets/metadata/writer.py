@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 
 from fastavro.types import Schema
 
-from hudi_assets.config_options import MAX_EXPECTED_CLOCK_SKEW_MS
 from hudi_assets.exceptions import CorruptFileError, HudiAssetsError
 from hudi_assets.listener import QUIET, Listener, ServiceRun, Step
 from hudi_assets.logformat import LogFileName, encode_block
@@ -101,8 +100,7 @@ class MetadataTableWriter:
         """The metadata table as a MERGE_ON_READ table of its own, opened once per writer; each use
         reads its timeline again (`reload_timeline`)."""
         if self._mdt is None:
-            skew = self.data_table.write_config.get(MAX_EXPECTED_CLOCK_SKEW_MS)
-            self._mdt = HoodieTable(self.storage, hoodie_conf=clock_skew_conf(skew))
+            self._mdt = HoodieTable(self.storage, hoodie_conf=clock_skew_conf(self.data_table.clock_skew_ms))
         return self._mdt
 
     def commit(self, instant_time: str, records: Iterable[MetadataRecord]) -> CommitMetadata:

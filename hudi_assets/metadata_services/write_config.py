@@ -45,5 +45,4 @@ def metadata_table(data_table: HoodieTable) -> HoodieTable:
 def read_metadata(data_table: HoodieTable) -> MetadataTable:
     """The data table's metadata table read now, its instant and completion times allowing for the
     data table's clock skew."""
-    skew = data_table.write_config.get(opt.MAX_EXPECTED_CLOCK_SKEW_MS)
-    return MetadataTable(data_table.storage, clock_skew_ms=skew)
+    return MetadataTable(data_table.storage, clock_skew_ms=data_table.clock_skew_ms)
