@@ -120,7 +120,7 @@ class Rollbacker:
             timeline = table.active_timeline
             rollback_time = new_instant_time((i.timestamp for i in timeline.raw_instants),
                                              table.config.timeline_timezone, self.clock(),
-                                             table.write_config.get(opt.MAX_EXPECTED_CLOCK_SKEW_MS))
+                                             table.clock_skew_ms)
             pending = PendingRollback(Instant(rollback_time, ROLLBACK, State.REQUESTED), planned)
             table.storage.create_if_absent(timeline.state_file_path(pending.instant), planned.serialize())
             log.info("requested rollback %s of %s %s (%d requests)", rollback_time, planned.action,
