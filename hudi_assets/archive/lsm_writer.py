@@ -37,6 +37,7 @@ from hudi_assets.timeline.history import (
     is_data_file,
     manifest_text,
     manifest_version,
+    manifest_versions,
 )
 
 log = logging.getLogger(__name__)
@@ -213,7 +214,7 @@ class LSMTimelineWriter:
         """Delete the snapshots older than the newest (3 + `compactions`), manifests first, then
         every data file none of the kept snapshots lists; the names deleted."""
         entries = self.storage.list(self.folder)  # one listing: the snapshots and what to clean
-        versions = [v for s in entries if (v := manifest_version(s.name)) is not None]
+        versions = manifest_versions(entries)
         keep = sorted(versions, reverse=True)[:MANIFEST_RETAINED_VERSIONS + compactions]
         if len(versions) <= len(keep):
             return []
