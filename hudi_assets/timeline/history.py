@@ -45,12 +45,6 @@ def lsm_instant_schema() -> pa.Schema:
         ("instantTime", pa.string()), ("completionTime", pa.string()), ("action", pa.string()),
         ("metadata", pa.binary()), ("plan", pa.binary()), pa.field("version", pa.int32(), nullable=False)])
 
-
-def __getattr__(name: str):
-    if name == "LSM_INSTANT_SCHEMA":  # the schema as a constant, built when first imported
-        return lsm_instant_schema()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 LSM_TIMELINE_INSTANT_VERSION_1 = 1
 # The columns of HoodieLSMTimelineInstant a timeline needs (metadata and plan are read on demand).
 _COLUMNS = ["instantTime", "completionTime", "action"]
