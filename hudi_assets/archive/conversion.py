@@ -145,21 +145,29 @@ def _write_stats(stats: dict[str, Any]) -> dict[str, list[dict[str, Any]] | Enco
                 for s in (partitions[n][1] or [])]
 
     lists = [items or [] for _, items in partitions]
-    if set(map(type, lists)) - {list}:
+    columns = _stat_columns(lists)
+    if columns is None:
         return {p: plain(n) for n, p in enumerate(stats)}
+    return dict(zip(stats, record_arrays(columns, list(map(len, lists)), plain), strict=True))
+
+
+def _stat_columns(lists: list) -> list[list[bytes]] | None:
+    """The encodings of every stat of `lists` (one per partition), a list per HoodieWriteStat field in
+    schema order; None where `_write_stats` converts stat by stat instead."""
+    if set(map(type, lists)) - {list}:
+        return None
     every = list(chain.from_iterable(lists))
     kinds = set(map(type, every))
     if len(every) < COLUMNS_FROM or len(kinds) > 1 or kinds - {dict, _WriteStatFields}:
-        return {p: plain(n) for n, p in enumerate(stats)}
+        return None
     try:  # all the string fields in one pass, all the long fields in another
         by_kind = {kind: iter(_field_values(every, names, encode))
                    for kind, (names, encode) in _KINDS.items()}
     except Mismatch:
-        return {p: plain(n) for n, p in enumerate(stats)}
+        return None
     count = len(every)
-    columns = [list(islice(by_kind[kind], count)) if kind != "null" else [b"\x00"] * count
-               for _, kind in _WRITE_STAT_COLUMNS]
-    return dict(zip(stats, record_arrays(columns, list(map(len, lists)), plain), strict=True))
+    return [list(islice(by_kind[kind], count)) if kind != "null" else [b"\x00"] * count
+            for _, kind in _WRITE_STAT_COLUMNS]
 
 
 def _field_values(stats: list, names: tuple[str, ...], encode: Callable[[list], list[bytes]]) -> list[bytes]:

@@ -28,15 +28,16 @@ from hudi_assets.exceptions import HudiAssetsError
 from hudi_assets.listener import QUIET, Listener, Step
 from hudi_assets.storage import Storage
 from hudi_assets.timeline.history import (
-    LSM_INSTANT_SCHEMA,
     MANIFEST_PREFIX,
     VERSION_FILE,
     HistoryFile,
     LSMHistory,
     data_file_name,
     is_data_file,
+    lsm_instant_schema,
     manifest_text,
     manifest_version,
+    manifest_versions,
 )
 
 log = logging.getLogger(__name__)
@@ -145,7 +146,7 @@ class LSMTimelineWriter:
                 return None
             self.storage.delete_checked([path])  # left half written by a run that crashed
         self.storage.mkdirs(self.folder)
-        self.storage.write(path, parquet_bytes(pa.Table.from_pylist(rows, LSM_INSTANT_SCHEMA)))
+        self.storage.write(path, parquet_bytes(pa.Table.from_pylist(rows, lsm_instant_schema())))
         self.listener.reached(Step.LSM_FILE_WRITTEN)
         self.update_manifest([], name)
         return name
@@ -203,7 +204,7 @@ class LSMTimelineWriter:
         rows = pa.concat_tables([self.history.read_file(f.name) for f in sources])
         path = self._path(name)
         self.storage.delete_checked([path])  # a crashed compaction's unlisted file
-        self.storage.write(path, parquet_bytes(rows.cast(LSM_INSTANT_SCHEMA)))
+        self.storage.write(path, parquet_bytes(rows.cast(lsm_instant_schema())))
         self.listener.reached(Step.LSM_COMPACTED_FILE_WRITTEN)
         self.update_manifest([f.name for f in sources], name)
         log.info("Compacted %d layer-%d files into %s", len(sources), layer, name)
@@ -213,7 +214,7 @@ class LSMTimelineWriter:
         """Delete the snapshots older than the newest (3 + `compactions`), manifests first, then
         every data file none of the kept snapshots lists; the names deleted."""
         entries = self.storage.list(self.folder)  # one listing: the snapshots and what to clean
-        versions = [v for s in entries if (v := manifest_version(s.name)) is not None]
+        versions = manifest_versions(entries)
         keep = sorted(versions, reverse=True)[:MANIFEST_RETAINED_VERSIONS + compactions]
         if len(versions) <= len(keep):
             return []

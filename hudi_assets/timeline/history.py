@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 from operator import itemgetter
 from typing import TYPE_CHECKING, TypeVar
 
 from hudi_assets.exceptions import CorruptFileError
-from hudi_assets.storage import Storage
+from hudi_assets.storage import FileStatus, Storage
 from hudi_assets.timeline import jackson
 from hudi_assets.timeline.instant import Instant, completed_instants
 from hudi_assets.timeline.timeline import Timeline, first_per_requested_time
@@ -45,12 +45,6 @@ def lsm_instant_schema() -> pa.Schema:
         ("instantTime", pa.string()), ("completionTime", pa.string()), ("action", pa.string()),
         ("metadata", pa.binary()), ("plan", pa.binary()), pa.field("version", pa.int32(), nullable=False)])
 
-
-def __getattr__(name: str):
-    if name == "LSM_INSTANT_SCHEMA":  # the schema as a constant, built when first imported
-        return lsm_instant_schema()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 LSM_TIMELINE_INSTANT_VERSION_1 = 1
 # The columns of HoodieLSMTimelineInstant a timeline needs (metadata and plan are read on demand).
 _COLUMNS = ["instantTime", "completionTime", "action"]
@@ -71,6 +65,11 @@ def manifest_version(name: str) -> int | None:
     """N of a `manifest_N` file name, None for any other name."""
     match = _MANIFEST.match(name)
     return int(match[1]) if match else None
+
+
+def manifest_versions(entries: Iterable[FileStatus]) -> list[int]:
+    """Every N of a `manifest_N` among the listed `entries`, ascending."""
+    return sorted(v for s in entries if (v := manifest_version(s.name)) is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +127,7 @@ class LSMHistory:
         """Every N of a `manifest_N` present (LSMTimeline.allSnapshotVersions), ascending."""
         if not self.storage.exists(self.folder):
             return []
-        names = (s.name for s in self.storage.list(self.folder))
-        return sorted(v for name in names if (v := manifest_version(name)) is not None)
+        return manifest_versions(self.storage.list(self.folder))
 
     def files(self) -> list[HistoryFile]:
         """The data files of the latest snapshot, in the manifest's order."""

@@ -20,7 +20,7 @@ from hudi_assets.clean.config import CleanConfig
 from hudi_assets.cli import main
 from hudi_assets.table import HoodieTable
 from hudi_assets.timeline.commit_metadata import CommitMetadata
-from hudi_assets.timeline.history import LSM_INSTANT_SCHEMA, LSMHistory, manifest_text
+from hudi_assets.timeline.history import LSMHistory, lsm_instant_schema, manifest_text
 from hudi_assets.timeline.instant import Instant, State
 from hudi_assets.timeline.report import timeline_rows
 
@@ -43,7 +43,7 @@ def _archiver(root: Path, config: ArchiveConfig = SMALL) -> TimelineArchiverV2:
 
 def _rows(root: Path) -> list[dict]:
     history = LSMHistory(HoodieTable(str(root)).storage, HISTORY)
-    return history.read(columns=LSM_INSTANT_SCHEMA.names).to_pylist()
+    return history.read(columns=lsm_instant_schema().names).to_pylist()
 
 
 def _counts(root: Path) -> Counter:

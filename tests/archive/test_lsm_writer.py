@@ -13,7 +13,7 @@ from hudi_assets.archive.lsm_writer import (
     layer_files,
 )
 from hudi_assets.storage import Storage
-from hudi_assets.timeline.history import LSM_INSTANT_SCHEMA, HistoryFile, LSMHistory, manifest_text
+from hudi_assets.timeline.history import HistoryFile, LSMHistory, lsm_instant_schema, manifest_text
 
 HISTORY = ".hoodie/timeline/history"
 TWO_ENTRIES = """{
@@ -49,8 +49,8 @@ def test_schema_is_the_avsc_in_its_field_order():
     avsc = shared_path("reference", "avro", "1x", "HoodieLSMTimelineInstant.avsc")
     text = re.sub(r"/\*.*?\*/", "", avsc.read_text(), flags=re.S)
     fields = json.loads(text)["fields"]
-    assert [f["name"] for f in fields] == LSM_INSTANT_SCHEMA.names
-    for f, arrow in zip(fields, LSM_INSTANT_SCHEMA, strict=True):
+    assert [f["name"] for f in fields] == lsm_instant_schema().names
+    for f, arrow in zip(fields, lsm_instant_schema(), strict=True):
         assert arrow.nullable == isinstance(f["type"], list)
 
 
@@ -65,8 +65,8 @@ def test_write_adds_a_layer_zero_file_and_a_snapshot(tmp_path):
     assert (history / "manifest_1").read_text() == (
         '{\n  "files" : [ {\n    "fileName" : "00000000000000001_00000000000000002_0.parquet",\n'
         f'    "fileLen" : {size}\n  }} ]\n}}')
-    rows = LSMHistory(storage, HISTORY).read(columns=LSM_INSTANT_SCHEMA.names)
-    assert rows.schema == LSM_INSTANT_SCHEMA and rows.to_pylist() == _rows(1, 2, 3)
+    rows = LSMHistory(storage, HISTORY).read(columns=lsm_instant_schema().names)
+    assert rows.schema == lsm_instant_schema() and rows.to_pylist() == _rows(1, 2, 3)
 
 
 def test_an_existing_layer_zero_file_is_kept_when_listed_and_rewritten_when_not(tmp_path):
@@ -118,7 +118,7 @@ def test_compaction_reaches_layer_two_and_cleaning_keeps_the_newest_snapshots(tm
             assert history.read_file(name).to_pylist() == replaced_rows[name]
     files = history.files()
     assert [f.name for f in files] == ["00000000000000000_00000000000000007_2.parquet"]
-    assert history.read(columns=LSM_INSTANT_SCHEMA.names).to_pylist() == _rows(*range(8))
+    assert history.read(columns=lsm_instant_schema().names).to_pylist() == _rows(*range(8))
     names = sorted(p.name for p in (tmp_path / HISTORY).iterdir())
     versions = history.snapshot_versions()
     assert len(versions) <= 3 + 2 and versions[-1] == history.latest_version()
