@@ -16,7 +16,7 @@ hoodie.properties is read; a WARN is logged and returned by `check()`; `strict=T
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from hudi_assets.engine import DEFAULT_ENGINE, create_engine
@@ -187,8 +187,6 @@ class TableMaintenance:
                now: datetime | None = None) -> MaintenanceStatus:
         """What is due; with `detail` (the default) also `report`, the facts of `hudi-assets status`
         (one listing of the partitions, as a clean dry run's), else from the timeline alone."""
-        from dataclasses import replace
-
         from hudi_assets.status import table_status
 
         status = maintenance_status(self.table, self.table.write_config)

@@ -28,6 +28,7 @@ from hudi_assets.fsview import LogFile, checksum_guarded
 from hudi_assets.table_paths import written_instant
 from hudi_assets.timeline import metadata
 from hudi_assets.timeline.archived_details import archived_completed
+from hudi_assets.timeline.commit_metadata import write_stat_paths
 from hudi_assets.timeline.instant import DELTA_COMMIT, LOG_COMPACTION, ROLLBACK
 from hudi_assets.timeline.timeline import COMMIT_ACTIONS, ActiveTimeline
 
@@ -144,7 +145,7 @@ def load_ownership(table: HoodieTable, active: ActiveTimeline | None = None) -> 
             completed[instant.timestamp] = instant.action
             if instant.action == ROLLBACK:
                 rolled_back.update(_rollback_paths(payload))
-            elif _list(written, instant.timestamp, _archived_paths(payload)):
+            elif _list(written, instant.timestamp, write_stat_paths(payload)):
                 listing.add(instant.timestamp)
     except CorruptFileError as exc:
         raise HudiInputError(f"the archived timeline is unreadable: {exc}") from exc
@@ -173,14 +174,6 @@ def _list(written: dict[str, str], instant: str, paths: Iterator[str] | list[str
             written[path] = instant
             found = True
     return found
-
-
-def _archived_paths(payload: dict[str, Any] | None) -> Iterator[str]:
-    """The paths an archived commit's Avro metadata lists in its write stats."""
-    for stats in ((payload or {}).get("partitionToWriteStats") or {}).values():
-        for stat in stats or []:
-            if stat.get("path"):
-                yield stat["path"]
 
 
 def _rollback_paths(payload: dict[str, Any] | None) -> Iterator[str]:

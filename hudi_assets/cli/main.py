@@ -33,8 +33,7 @@ COMMANDS: dict[str, str] = {
     "clean": "clean old file versions as Hudi 0.15's cleaner does",
     "archive": "archive old instants of the active timeline (Hudi 0.15 rules; 1.x's on 1.x tables)",
     "rollback": "roll back a failed (pending) write: delete its files, remove it from the timeline",
-    "metadata": "show a table's metadata table (read-only; table versions 6, 8, 9); compact, clean and "
-                "archive it (table version 6)",
+    "metadata": "show a table's metadata table and compact, clean and archive it (table versions 6, 8, 9)",
     "savepoint": "create, list or delete savepoints (versions the cleaner and archiver keep)",
     "repair": "repair a table's storage",
     "status": "what is due, what is blocked and why; backlog, file sizes, metadata table",

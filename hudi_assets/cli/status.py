@@ -61,8 +61,8 @@ def _service(name: str, view: dict[str, Any]) -> list[str]:
 def text_lines(report: dict[str, Any]) -> list[str]:
     """The report for a terminal, no line longer than 100 columns."""
     table, timeline = report["table"], report["timeline"]
-    lines = _wrapped(f"{table['name']} ({table['table_type']}, table version {table['table_version']}) at "
-                     f"{table['base_path']}", "")
+    lines = [f"{table['name']} ({table['table_type']}, table version {table['table_version']}) at "
+             f"{table['base_path']}"]
     lines.append(f"timeline: {timeline['active_instants']} active, {timeline['archived_instants']} archived "
                  f"instants; latest {timeline['latest_instant']}")
     for what, last in timeline["last"].items():
@@ -95,7 +95,7 @@ def text_lines(report: dict[str, Any]) -> list[str]:
     metadata = report["metadata_table"]
     if metadata is not None:
         if "error" in metadata:
-            lines += _wrapped(f"metadata table: {metadata['error']}", "")
+            lines.append(f"metadata table: {metadata['error']}")
         else:
             lines.append(f"metadata table: latest deltacommit {metadata['latest_deltacommit']}, "
                          f"{metadata['data_instants_behind']} data instants behind, "

@@ -18,6 +18,7 @@ from hudi_assets.engine import (
     use_this_python,
 )
 from hudi_assets.exceptions import InvalidConfigError
+from hudi_assets.status.health import DEFAULT_UNHEALTHY_AFTER_HOURS
 from hudi_assets.table import HoodieTable
 
 
@@ -68,7 +69,7 @@ class HudiTableRegistry(dg.ConfigurableResource):
     table_runbook_url: dict[str, str] = Field(
         default_factory=dict, description="Per-table runbook link by table key; wins over runbook_url.")
     unhealthy_after_hours: float = Field(
-        default=24.0,
+        default=DEFAULT_UNHEALTHY_AFTER_HOURS,
         description="A table whose clean, archive or metadata-table service is due and blocked for longer "
                     "than this many hours fails its check table_is_healthy.",
     )

@@ -8,6 +8,7 @@ archive decide on.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,10 +48,16 @@ def json_written_paths(data: bytes, path: str) -> list[str]:
     """The paths a JSON commit file's write stats list, in order, read from the parsed object."""
     obj = commit_json_object(data, path)
     try:
-        return [p for stats in (obj.get("partitionToWriteStats") or {}).values()
-                for s in stats or [] if (p := s.get("path"))]
+        return write_stat_paths(obj)
     except SHAPE_ERRORS as exc:
         raise unexpected_shape(path, exc) from exc
+
+
+def write_stat_paths(obj: Mapping[str, Any] | None) -> list[str]:
+    """The paths commit metadata's write stats list, in order; the same field names in JSON and in
+    the archived Avro records."""
+    return [p for stats in ((obj or {}).get("partitionToWriteStats") or {}).values()
+            for s in stats or [] if (p := s.get("path"))]
 
 
 def unexpected_shape(path: str, exc: Exception) -> CorruptFileError:

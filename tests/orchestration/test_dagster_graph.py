@@ -6,6 +6,7 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 from support.builders import TableBuilder, ts
+from support.calls import record_first_arguments
 
 from hudi_assets.clean.cleaner import Cleaner
 from hudi_assets.clean.config import CleanConfig
@@ -281,14 +282,7 @@ def test_partitioned_layout_partitions_the_checks_too(lake):
 def test_a_step_opens_its_table_once(lake, monkeypatch):
     """A step reads its table (hoodie.properties, and the roots' scan) once, not again for each guard
     and for its metadata."""
-    opened = []
-    real_open = HudiTableRegistry.open
-
-    def open_counted(self, key):
-        opened.append(key)
-        return real_open(self, key)
-
-    monkeypatch.setattr(HudiTableRegistry, "open", open_counted)
+    opened = record_first_arguments(monkeypatch, HudiTableRegistry, "open")
     registry = HudiTableRegistry(roots=[str(lake)], engine="local", hoodie_conf=SMALL_RETENTION)
     defs = build_definitions(registry)
     steps = {_key("default", "cow", step) for step in ("archive_batch", "merged_archive_files")}

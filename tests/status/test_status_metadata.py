@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.builders import TableBuilder, ts
+from support.calls import record_first_arguments
 from support.refdata import table_zips
 from support.stalled_metadata import uncleaned_metadata_table
 
@@ -104,14 +105,7 @@ def test_hudi_written_version_6_tables(real_tables, capsys, name):
 def test_status_reads_the_metadata_table_once(pristine, monkeypatch, capsys):
     """The report's lag and its services' status come from one read of the metadata table (the
     clean plan's listing through it is the other)."""
-    opened = []
-    init = MetadataTable.__init__
-
-    def counting(self, *args, **kwargs):
-        opened.append(args[0])
-        init(self, *args, **kwargs)
-
-    monkeypatch.setattr(MetadataTable, "__init__", counting)
+    opened = record_first_arguments(monkeypatch, MetadataTable, "__init__")
     assert _status(pristine, capsys)["metadata_table"]["latest_deltacommit"]
     assert len(opened) == 2
 
@@ -119,15 +113,9 @@ def test_status_reads_the_metadata_table_once(pristine, monkeypatch, capsys):
 def test_status_reads_the_files_listing_once(pristine, monkeypatch, capsys):
     """The partitions' facts and the clean plan's decisions come from one read of the metadata
     table's files listing: no partition's record is looked up twice."""
-    looked_up = []
-    listed_in_partitions = MetadataTable.listed_in_partitions
-
-    def counting(self, partitions):
-        looked_up.extend(partitions)
-        return listed_in_partitions(self, partitions)
-
-    monkeypatch.setattr(MetadataTable, "listed_in_partitions", counting)
+    calls = record_first_arguments(monkeypatch, MetadataTable, "listed_in_partitions")
     report = _status(pristine, capsys, "--hoodie-conf", "hoodie.cleaner.commits.retained=1")
+    looked_up = [partition for partitions in calls for partition in partitions]
     assert report["clean"]["files_to_delete"] > 0
     assert sorted(looked_up) == sorted(MetadataTable(str(pristine)).files_listing.partitions)
 
